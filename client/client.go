@@ -1,0 +1,436 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/version"
+)
+
+// Endpoint labels: the path after /v1/, with the pillar filled in.
+const (
+	EndpointOverview  = "global-stability"
+	EndpointConflict  = "conflict"
+	EndpointBriefings = "briefings"
+	EndpointSummaries = "summaries"
+)
+
+// DrilldownEndpoint returns the endpoint label of a pillar drilldown,
+// e.g. "global-stability/pillar/cyber".
+func DrilldownEndpoint(p Pillar) string { return "global-stability/pillar/" + string(p) }
+
+// Endpoints returns every endpoint label, in a stable order.
+func Endpoints() []string {
+	e := []string{EndpointOverview}
+	for _, p := range Pillars() {
+		e = append(e, DrilldownEndpoint(p))
+	}
+	return append(e, EndpointConflict, EndpointBriefings, EndpointSummaries)
+}
+
+// Defaults of Config.
+const (
+	DefaultCursorParam      = "cursor"
+	DefaultMaxPages         = 10
+	DefaultMaxResponseBytes = 32 << 20
+)
+
+// Config configures a Client. Only BaseURL and APIKey are required.
+type Config struct {
+	// BaseURL is the service's base address ({base_url} in the spec); a path
+	// prefix is kept, so "https://proxy/gsis" requests "https://proxy/gsis/v1/...".
+	BaseURL string
+	// APIKey is called once per request, so a key read from a file can be
+	// rotated without restarting (see FileKey). Use StaticKey for a fixed key.
+	APIKey func() (string, error)
+	// HTTPClient carries TLS, proxy and timeout settings. Nil means a client
+	// on a clone of http.DefaultTransport, which honours HTTP(S)_PROXY.
+	HTTPClient *http.Client
+	// UserAgent defaults to global_stability_exporter/<version>.
+	UserAgent string
+	// CursorParam names the query parameter that passes next_cursor back;
+	// the spec leaves it open. Default "cursor".
+	CursorParam string
+	// PageSizeParam and PageSize add a page-size parameter to paginated
+	// requests when both are set. Off by default.
+	PageSizeParam string
+	PageSize      int
+	// MaxPages bounds the pages of one walk. Default 10.
+	MaxPages int
+	// MaxResponseBytes cuts off a body at this size with ErrBodyTooLarge.
+	// Default 32 MiB.
+	MaxResponseBytes int64
+	// Observe, if set, is called after every request with its endpoint
+	// label, its HTTP status code (or "error" when no response arrived) and
+	// its duration including the body.
+	Observe func(endpoint, code string, d time.Duration)
+}
+
+// Client calls the Global Stability Intelligence Service. It is safe for
+// concurrent use.
+type Client struct {
+	base          *url.URL
+	apiKey        func() (string, error)
+	http          *http.Client
+	userAgent     string
+	cursorParam   string
+	pageSizeParam string
+	pageSize      int
+	maxPages      int
+	maxBytes      int64
+	observe       func(endpoint, code string, d time.Duration)
+}
+
+// New checks cfg and returns a client. It sends no request.
+func New(cfg Config) (*Client, error) {
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		// url.Parse quotes the input, which may hold user:password.
+		return nil, errors.New("base URL is not a valid URL")
+	}
+	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("base URL %q must be absolute, with scheme http or https", base.Redacted())
+	}
+	if cfg.APIKey == nil {
+		return nil, errors.New("no API key source")
+	}
+	c := &Client{
+		base:          base,
+		apiKey:        cfg.APIKey,
+		http:          cfg.HTTPClient,
+		userAgent:     cfg.UserAgent,
+		cursorParam:   cmp(cfg.CursorParam, DefaultCursorParam),
+		pageSizeParam: cfg.PageSizeParam,
+		pageSize:      cfg.PageSize,
+		maxPages:      cfg.MaxPages,
+		maxBytes:      cfg.MaxResponseBytes,
+		observe:       cfg.Observe,
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if c.userAgent == "" {
+		c.userAgent = "global_stability_exporter/" + version.Version
+	}
+	if c.maxPages <= 0 {
+		c.maxPages = DefaultMaxPages
+	}
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultMaxResponseBytes
+	}
+	if c.observe == nil {
+		c.observe = func(string, string, time.Duration) {}
+	}
+	return c, nil
+}
+
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// String shows only the redacted base URL, whatever the verb.
+func (c *Client) String() string { return "client.Client{" + c.base.Redacted() + "}" }
+
+// GoString keeps %#v from printing internals.
+func (c *Client) GoString() string { return c.String() }
+
+// Overview fetches GET /v1/global-stability.
+func (c *Client) Overview(ctx context.Context) (Overview, error) {
+	var o Overview
+	err := c.get(ctx, EndpointOverview, 0, nil, func(dec *json.Decoder) error {
+		var w wireOverview
+		if err := decodeValue(dec, &w, ""); err != nil {
+			return err
+		}
+		var f *fields
+		o, f = w.convert()
+		return f.error()
+	})
+	return o, err
+}
+
+// Drilldown fetches GET /v1/global-stability/pillar/{pillar}. An unknown
+// pillar is refused before any request is sent.
+func (c *Client) Drilldown(ctx context.Context, p Pillar) (Drilldown, error) {
+	if !p.Valid() {
+		_, err := ParsePillar(string(p))
+		return Drilldown{}, err
+	}
+	var d Drilldown
+	err := c.get(ctx, DrilldownEndpoint(p), 0, nil, func(dec *json.Decoder) error {
+		var w wireDrilldown
+		if err := decodeValue(dec, &w, ""); err != nil {
+			return err
+		}
+		var f *fields
+		d, f = w.convert(p)
+		return f.error()
+	})
+	return d, err
+}
+
+// Summary fetches GET /v1/summaries.
+func (c *Client) Summary(ctx context.Context) (Summary, error) {
+	var s Summary
+	err := c.get(ctx, EndpointSummaries, 0, nil, func(dec *json.Decoder) error {
+		var w wireSummary
+		if err := decodeValue(dec, &w, ""); err != nil {
+			return err
+		}
+		var f *fields
+		s, f = w.convert()
+		return f.error()
+	})
+	return s, err
+}
+
+// get sends one GET for endpoint (page is 0 for unpaginated endpoints) and
+// hands the size-limited body to decode. It returns *StatusError,
+// *TransportError or *DecodeError.
+func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, decode func(*json.Decoder) error) error {
+	where := endpoint
+	if page > 0 {
+		where = fmt.Sprintf("%s page %d", endpoint, page)
+	}
+	key, err := c.apiKey()
+	if err != nil {
+		return &TransportError{Endpoint: where, Err: fmt.Errorf("API key: %w", err)}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(endpoint, query), nil)
+	if err != nil {
+		return &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("Accept", "application/json")
+
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.observe(endpoint, "error", time.Since(start))
+		return &TransportError{Endpoint: where, Err: withoutURL(err)}
+	}
+	defer func() {
+		// Drain a little so the connection can be reused, then close.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+		c.observe(endpoint, strconv.Itoa(resp.StatusCode), time.Since(start))
+	}()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return c.statusError(where, resp, key)
+	}
+	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
+		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, sanitize(resp.Header.Get("Content-Type"), key, 64))}
+	}
+	body := &limitedBody{r: resp.Body, left: c.maxBytes}
+	dec := json.NewDecoder(body)
+	err = decode(dec)
+	if err == nil {
+		err = expectEOF(dec)
+	}
+	if err == nil {
+		return nil
+	}
+	return c.classify(where, body, err, key)
+}
+
+// url joins the base address, the endpoint path and the query.
+func (c *Client) url(endpoint string, query url.Values) string {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/" + endpoint
+	u.RawPath = ""
+	if len(query) > 0 {
+		q := u.Query()
+		for k, v := range query {
+			q[k] = v
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func (c *Client) statusError(where string, resp *http.Response, key string) error {
+	buf := make([]byte, excerptBytes+len(key))
+	n, _ := io.ReadFull(resp.Body, buf)
+	se := &StatusError{
+		Endpoint:   where,
+		StatusCode: resp.StatusCode,
+		Excerpt:    sanitize(string(buf[:n]), key, excerptBytes),
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return se
+}
+
+// classify turns what went wrong while reading a 2xx body into a typed error.
+func (c *Client) classify(where string, body *limitedBody, err error, key string) error {
+	switch {
+	case errors.Is(body.err, ErrBodyTooLarge):
+		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, c.maxBytes)}
+	case body.err != nil:
+		// The connection failed mid-body: reset, deadline, or cut short.
+		return &TransportError{Endpoint: where, Err: fmt.Errorf("reading body: %w", body.err)}
+	}
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return &DecodeError{Endpoint: where, Field: fe.field, Err: fe.err}
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		msg := err.Error()
+		if errors.Is(err, io.EOF) {
+			msg = "empty body"
+		}
+		if head := sanitize(string(body.head), key, 80); head != "" {
+			msg += fmt.Sprintf(" (body starts %q)", head)
+		}
+		return &DecodeError{Endpoint: where, Err: fmt.Errorf("not valid JSON: %s", msg)}
+	}
+	return &DecodeError{Endpoint: where, Err: err}
+}
+
+// withoutURL strips *url.Error, whose text carries the whole request URL.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// checkContentType accepts what a JSON API plausibly sends: JSON types,
+// text/plain (the default of many frameworks) and no header at all.
+func checkContentType(v string) error {
+	if v == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		return ErrBadContent
+	}
+	switch {
+	case mt == "application/json", mt == "text/json", mt == "text/plain",
+		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
+		return nil
+	}
+	return ErrBadContent
+}
+
+// limitedBody reads at most left bytes and then fails with ErrBodyTooLarge,
+// so an oversize body is never read whole. It keeps the first bytes for
+// error messages and remembers the first read error, which tells a broken
+// connection apart from malformed JSON.
+type limitedBody struct {
+	r    io.Reader
+	left int64
+	head []byte
+	err  error
+}
+
+const headBytes = 128
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.left <= 0 {
+		// Over the limit only if there is more to read.
+		var one [1]byte
+		n, err := b.r.Read(one[:])
+		if n > 0 {
+			b.err = ErrBodyTooLarge
+			return 0, b.err
+		}
+		if err != nil && err != io.EOF {
+			b.err = err
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if len(b.head) < headBytes {
+		b.head = append(b.head, p[:min(n, headBytes-len(b.head))]...)
+	}
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
+
+// fieldError locates a decode problem in the document.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return "field " + e.field + ": " + e.err.Error() }
+
+func (f *fields) error() error {
+	if f.err == nil {
+		return nil
+	}
+	return &fieldError{field: f.field, err: f.err}
+}
+
+// decodeValue decodes the next JSON value into v, turning a type mismatch
+// into a fieldError whose path starts with prefix.
+func decodeValue(dec *json.Decoder, v any, prefix string) error {
+	err := dec.Decode(v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := strings.TrimSuffix(prefix, ".")
+		if te.Field != "" {
+			field = prefix + te.Field
+		}
+		if field == "" {
+			field = "(body)"
+		}
+		return &fieldError{field: field, err: fmt.Errorf("got JSON %s where %s is due", te.Value, jsonKind(te.Type))}
+	}
+	return err
+}
+
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Float64, reflect.Int:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// expectEOF fails on anything but whitespace after the document.
+func expectEOF(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return err
+		}
+		return errors.New("trailing data after the JSON document")
+	}
+	return nil
+}

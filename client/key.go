@@ -1,0 +1,54 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// StaticKey returns a key source for a fixed key (from an environment
+// variable, say).
+func StaticKey(key string) func() (string, error) {
+	return func() (string, error) { return key, nil }
+}
+
+// FileKey returns a key source that reads the key from path, trimming
+// surrounding whitespace. The file is read again whenever its size or
+// modification time changes, so a rotated key is picked up without a
+// restart; an unchanged file costs one stat per request. Errors name the
+// path, never the content.
+func FileKey(path string) func() (string, error) {
+	var (
+		mu      sync.Mutex
+		key     string
+		size    int64 = -1
+		modTime time.Time
+	)
+	return func() (string, error) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return "", fmt.Errorf("API key file: %w", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if st.Size() == size && st.ModTime().Equal(modTime) {
+			return key, nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("API key file: %w", err)
+		}
+		k := strings.TrimSpace(string(b))
+		if k == "" {
+			return "", fmt.Errorf("API key file %s: %w", path, ErrEmptyKey)
+		}
+		key, size, modTime = k, st.Size(), st.ModTime()
+		return key, nil
+	}
+}
+
+// ErrEmptyKey is returned for a key file that holds only whitespace.
+var ErrEmptyKey = errors.New("is empty")

@@ -1,0 +1,46 @@
+// Command global-stability-simulator serves the simulated Global Stability
+// Intelligence Service on its own, for curl, for other clients and for the
+// bench harness.
+//
+//	go run ./cmd/global-stability-simulator --listen-address=127.0.0.1:10111 --key=demo
+//	curl -H 'Authorization: Bearer demo' http://127.0.0.1:10111/v1/global-stability
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+func main() {
+	app := kingpin.New("global-stability-simulator", "A simulated Global Stability Intelligence Service, for trying clients out. Its data is made up.")
+	listen := app.Flag("listen-address", "Address to serve on.").Default("127.0.0.1:10111").String()
+	// The simulator's key is a shared test value, not a secret: a flag is fine here.
+	key := app.Flag("key", "Bearer key the simulator accepts.").Envar("GLOBAL_STABILITY_SIMULATOR_KEY").Default("demo").String()
+	seed := app.Flag("seed", "Seed of the simulated world.").Default("1").Uint64()
+	events := app.Flag("events", "Conflict events per hour window.").Default(fmt.Sprint(simulator.DefaultEvents)).Int()
+	briefings := app.Flag("briefings", "Daily briefings served.").Default(fmt.Sprint(simulator.DefaultBriefings)).Int()
+	pageSize := app.Flag("page-size", "Items per page of /v1/conflict and /v1/briefings.").Default(fmt.Sprint(simulator.DefaultPageSize)).Int()
+	cursorParam := app.Flag("cursor-param", "Query parameter carrying the pagination cursor.").Default(simulator.DefaultCursorParam).String()
+	pageSizeParam := app.Flag("page-size-param", "Query parameter a client may use to set the page size (off when empty).").Default("").String()
+	latency := app.Flag("latency", "Delay added before every response.").Default("0s").Duration()
+	kingpin.MustParse(app.Parse(os.Args[1:]))
+
+	sim := simulator.New(simulator.Config{
+		Key: *key, Seed: *seed, Events: *events, Briefings: *briefings,
+		PageSize: *pageSize, CursorParam: *cursorParam, PageSizeParam: *pageSizeParam,
+		Latency: *latency,
+	})
+	srv := &http.Server{Addr: *listen, Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "simulated Global Stability Intelligence Service on http://%s (data is made up)\n", *listen)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

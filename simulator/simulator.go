@@ -1,0 +1,295 @@
+// Package simulator is the Global Stability Intelligence Service in-process:
+// an http.Handler serving all five endpoints of the spec with plausible data
+// that moves in wall-clock time. It is the reference upstream for the
+// client's and the collector's tests, for --demo and for the benchmarks.
+//
+// Everything it serves is a pure function of the seed and the time, so two
+// simulators with the same seed and clock serve identical bytes, and a
+// million events cost no memory.
+//
+// Choices for what the spec leaves open: trend is "improving", "stable" or
+// "deteriorating" (change of the composite over the past hour); escalation
+// lies in [0, 1]; categories are ACLED-like snake_case words; next_cursor is
+// an opaque base64 string carried in Config.CursorParam; errors are
+// {"error": "<code>", "message": "<text>"} with 400, 401, 404 or 405.
+package simulator
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultEvents      = 120
+	DefaultBriefings   = 10
+	DefaultPageSize    = 50
+	DefaultCursorParam = "cursor"
+	MaxPageSize        = 1000
+)
+
+// Config sets up a Simulator. The zero value is usable: any bearer key is
+// refused (set Key), defaults apply to the rest.
+type Config struct {
+	Key           string           // the only bearer key accepted
+	Seed          uint64           // same seed and time, same data
+	Events        int              // conflict events per hour window; default 120, negative for none
+	Briefings     int              // daily briefings served; default 10, negative for none
+	PageSize      int              // items per page of /v1/conflict and /v1/briefings; default 50
+	CursorParam   string           // query parameter carrying the cursor; default "cursor"
+	PageSizeParam string           // query parameter a client may use to set the page size; off when empty
+	Latency       time.Duration    // added before every response
+	Now           func() time.Time // the clock; default time.Now
+}
+
+// Simulator serves the API. Faults and latency can be changed while it runs.
+type Simulator struct {
+	cfg   Config
+	world world
+
+	mu       sync.Mutex
+	latency  time.Duration
+	faults   map[string]Fault
+	requests map[string]int
+}
+
+// New returns a simulator for cfg.
+func New(cfg Config) *Simulator {
+	if cfg.Events == 0 {
+		cfg.Events = DefaultEvents
+	}
+	if cfg.Briefings == 0 {
+		cfg.Briefings = DefaultBriefings
+	}
+	cfg.Events, cfg.Briefings = max(cfg.Events, 0), max(cfg.Briefings, 0)
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = DefaultPageSize
+	}
+	if cfg.CursorParam == "" {
+		cfg.CursorParam = DefaultCursorParam
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Simulator{
+		cfg:      cfg,
+		world:    world{seed: cfg.Seed},
+		latency:  cfg.Latency,
+		faults:   make(map[string]Fault),
+		requests: make(map[string]int),
+	}
+}
+
+// SetFault makes every later request to endpoint (a label such as
+// "conflict" or "global-stability/pillar/cyber") fail as f says. The zero
+// Fault clears it.
+func (s *Simulator) SetFault(endpoint string, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.Kind == FaultNone {
+		delete(s.faults, endpoint)
+		return
+	}
+	s.faults[endpoint] = f
+}
+
+// ClearFaults removes every fault.
+func (s *Simulator) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.faults)
+}
+
+// SetLatency changes the delay added before every response.
+func (s *Simulator) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
+}
+
+// Requests returns how many requests reached endpoint so far (any outcome;
+// an unknown path counts under its raw path).
+func (s *Simulator) Requests(endpoint string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[endpoint]
+}
+
+// TotalRequests returns how many requests arrived so far.
+func (s *Simulator) TotalRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.requests {
+		n += c
+	}
+	return n
+}
+
+// ServeHTTP implements the API: method check, then authentication, then
+// routing, then the endpoint or its injected fault.
+func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	endpoint := strings.TrimPrefix(r.URL.Path, "/v1/")
+	s.mu.Lock()
+	s.requests[endpoint]++
+	latency, fault := s.latency, s.faults[endpoint]
+	s.mu.Unlock()
+
+	if !sleep(r.Context(), latency) {
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "only GET is supported")
+		return
+	}
+	if r.Header.Get("Authorization") != "Bearer "+s.cfg.Key || s.cfg.Key == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="global-stability"`)
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid API key")
+		return
+	}
+	body, status := s.route(endpoint, r)
+	if fault.Kind != FaultNone {
+		fault.serve(w, r, body)
+		return
+	}
+	if status != http.StatusOK {
+		code := "bad_request"
+		if status == http.StatusNotFound {
+			code = "not_found"
+		}
+		writeError(w, status, code, string(body))
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// route renders the body of endpoint; on a client error it returns the
+// message and the status to send.
+func (s *Simulator) route(endpoint string, r *http.Request) ([]byte, int) {
+	now := s.cfg.Now()
+	switch {
+	case endpoint == "global-stability":
+		return mustJSON(s.world.overview(now)), http.StatusOK
+	case strings.HasPrefix(endpoint, "global-stability/pillar/"):
+		i := pillarIndex(strings.TrimPrefix(endpoint, "global-stability/pillar/"))
+		if i < 0 {
+			return []byte("unknown pillar; want conflict, cyber, supply_chain or macro"), http.StatusNotFound
+		}
+		return mustJSON(s.world.drilldown(i, now)), http.StatusOK
+	case endpoint == "conflict":
+		return s.eventsPage(r, now)
+	case endpoint == "briefings":
+		return s.briefingsPage(r, now)
+	case endpoint == "summaries":
+		return mustJSON(s.world.summary(now)), http.StatusOK
+	}
+	return []byte("no such endpoint"), http.StatusNotFound
+}
+
+// page reads the cursor and page size of a paginated request. The cursor
+// pins the list's generation, so a walk that spans a window boundary still
+// sees one consistent list.
+func (s *Simulator) page(r *http.Request, generation int64) (start, size int, gen int64, err error) {
+	size, gen = s.cfg.PageSize, generation
+	if p := s.cfg.PageSizeParam; p != "" && r.URL.Query().Has(p) {
+		size, err = strconv.Atoi(r.URL.Query().Get(p))
+		if err != nil || size < 1 || size > MaxPageSize {
+			return 0, 0, 0, fmt.Errorf("%s must be an integer from 1 to %d", p, MaxPageSize)
+		}
+	}
+	if c := r.URL.Query().Get(s.cfg.CursorParam); c != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(c)
+		if err == nil {
+			_, err = fmt.Sscanf(string(raw), "g%d:o%d", &gen, &start)
+		}
+		if err != nil || start < 0 {
+			return 0, 0, 0, errors.New("invalid cursor")
+		}
+	}
+	return start, size, gen, nil
+}
+
+func cursor(gen int64, next, total int) *string {
+	if next >= total {
+		return nil
+	}
+	c := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "g%d:o%d", gen, next))
+	return &c
+}
+
+func (s *Simulator) eventsPage(r *http.Request, now time.Time) ([]byte, int) {
+	start, size, gen, err := s.page(r, eventWindowOf(now))
+	if err != nil {
+		return []byte(err.Error()), http.StatusBadRequest
+	}
+	conflict := s.world.pillarScore(pillarIndex("conflict"), gen*60)
+	page := struct {
+		Events     []eventJSON `json:"events"`
+		NextCursor *string     `json:"next_cursor"`
+	}{Events: []eventJSON{}}
+	for i := start; i < min(start+size, s.cfg.Events); i++ {
+		page.Events = append(page.Events, s.world.event(gen, i, conflict))
+	}
+	page.NextCursor = cursor(gen, start+size, s.cfg.Events)
+	return mustJSON(page), http.StatusOK
+}
+
+func (s *Simulator) briefingsPage(r *http.Request, now time.Time) ([]byte, int) {
+	start, size, gen, err := s.page(r, now.Unix())
+	if err != nil {
+		return []byte(err.Error()), http.StatusBadRequest
+	}
+	page := struct {
+		Briefings  []briefingJSON `json:"briefings"`
+		NextCursor *string        `json:"next_cursor"`
+	}{Briefings: []briefingJSON{}}
+	for k := start; k < min(start+size, s.cfg.Briefings); k++ {
+		page.Briefings = append(page.Briefings, s.world.briefing(time.Unix(gen, 0), k))
+	}
+	page.NextCursor = cursor(gen, start+size, s.cfg.Briefings)
+	return mustJSON(page), http.StatusOK
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("simulator: marshal %T: %v", v, err)) // our own types always marshal
+	}
+	return b
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	body, _ := json.Marshal(map[string]string{"error": code, "message": message})
+	writeJSON(w, status, body)
+}
+
+// sleep waits d or until ctx ends; it reports whether the wait completed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
