@@ -150,14 +150,9 @@ func (c *Client) GoString() string { return c.String() }
 // Overview fetches GET /v1/global-stability.
 func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	var o Overview
-	err := c.get(ctx, EndpointOverview, 0, nil, func(dec *json.Decoder) error {
-		var w wireOverview
-		if err := decodeValue(dec, &w, ""); err != nil {
-			return err
-		}
-		var f *fields
-		o, f = w.convert()
-		return f.error()
+	err := c.get(ctx, EndpointOverview, 0, nil, func(dec *json.Decoder) (err error) {
+		o, err = decodeOverview(dec)
+		return err
 	})
 	return o, err
 }
@@ -170,14 +165,9 @@ func (c *Client) Drilldown(ctx context.Context, p Pillar) (Drilldown, error) {
 		return Drilldown{}, err
 	}
 	var d Drilldown
-	err := c.get(ctx, DrilldownEndpoint(p), 0, nil, func(dec *json.Decoder) error {
-		var w wireDrilldown
-		if err := decodeValue(dec, &w, ""); err != nil {
-			return err
-		}
-		var f *fields
-		d, f = w.convert(p)
-		return f.error()
+	err := c.get(ctx, DrilldownEndpoint(p), 0, nil, func(dec *json.Decoder) (err error) {
+		d, err = decodeDrilldown(dec, p)
+		return err
 	})
 	return d, err
 }
@@ -185,16 +175,38 @@ func (c *Client) Drilldown(ctx context.Context, p Pillar) (Drilldown, error) {
 // Summary fetches GET /v1/summaries.
 func (c *Client) Summary(ctx context.Context) (Summary, error) {
 	var s Summary
-	err := c.get(ctx, EndpointSummaries, 0, nil, func(dec *json.Decoder) error {
-		var w wireSummary
-		if err := decodeValue(dec, &w, ""); err != nil {
-			return err
-		}
-		var f *fields
-		s, f = w.convert()
-		return f.error()
+	err := c.get(ctx, EndpointSummaries, 0, nil, func(dec *json.Decoder) (err error) {
+		s, err = decodeSummary(dec)
+		return err
 	})
 	return s, err
+}
+
+func decodeOverview(dec *json.Decoder) (Overview, error) {
+	var w wireOverview
+	if err := decodeValue(dec, &w, ""); err != nil {
+		return Overview{}, err
+	}
+	o, f := w.convert()
+	return o, f.error()
+}
+
+func decodeDrilldown(dec *json.Decoder, p Pillar) (Drilldown, error) {
+	var w wireDrilldown
+	if err := decodeValue(dec, &w, ""); err != nil {
+		return Drilldown{}, err
+	}
+	d, f := w.convert(p)
+	return d, f.error()
+}
+
+func decodeSummary(dec *json.Decoder) (Summary, error) {
+	var w wireSummary
+	if err := decodeValue(dec, &w, ""); err != nil {
+		return Summary{}, err
+	}
+	s, f := w.convert()
+	return s, f.error()
 }
 
 // get sends one GET for endpoint (page is 0 for unpaginated endpoints) and

@@ -16,28 +16,12 @@ import (
 // reused for the next page: copy what you keep. Aggregating page by page
 // keeps memory at one page whatever the number of events.
 func (c *Client) ConflictEventPages(ctx context.Context) iter.Seq2[[]Event, error] {
-	return walk(c, ctx, EndpointConflict, "events", func(dec *json.Decoder, prefix string) (Event, error) {
-		var w wireEvent
-		if err := decodeValue(dec, &w, prefix); err != nil {
-			return Event{}, err
-		}
-		f := fields{prefix: prefix}
-		e := w.convert(&f)
-		return e, f.error()
-	})
+	return walk(c, ctx, EndpointConflict, "events", decodeEvent)
 }
 
 // BriefingPages walks GET /v1/briefings page by page, like ConflictEventPages.
 func (c *Client) BriefingPages(ctx context.Context) iter.Seq2[[]Briefing, error] {
-	return walk(c, ctx, EndpointBriefings, "briefings", func(dec *json.Decoder, prefix string) (Briefing, error) {
-		var w wireBriefing
-		if err := decodeValue(dec, &w, prefix); err != nil {
-			return Briefing{}, err
-		}
-		f := fields{prefix: prefix}
-		b := w.convert(&f)
-		return b, f.error()
-	})
+	return walk(c, ctx, EndpointBriefings, "briefings", decodeBriefing)
 }
 
 // ConflictEvents returns every event of every page (up to Config.MaxPages).
@@ -48,6 +32,26 @@ func (c *Client) ConflictEvents(ctx context.Context) ([]Event, error) {
 // Briefings returns every briefing of every page (up to Config.MaxPages).
 func (c *Client) Briefings(ctx context.Context) ([]Briefing, error) {
 	return collect(c.BriefingPages(ctx))
+}
+
+func decodeEvent(dec *json.Decoder, prefix string) (Event, error) {
+	var w wireEvent
+	if err := decodeValue(dec, &w, prefix); err != nil {
+		return Event{}, err
+	}
+	f := fields{prefix: prefix}
+	e := w.convert(&f)
+	return e, f.error()
+}
+
+func decodeBriefing(dec *json.Decoder, prefix string) (Briefing, error) {
+	var w wireBriefing
+	if err := decodeValue(dec, &w, prefix); err != nil {
+		return Briefing{}, err
+	}
+	f := fields{prefix: prefix}
+	b := w.convert(&f)
+	return b, f.error()
 }
 
 func collect[T any](pages iter.Seq2[[]T, error]) ([]T, error) {

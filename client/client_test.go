@@ -1,0 +1,552 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+const testKey = "sk-test-7f3a9c1e5b2d4f60"
+
+var fixedNow = time.Date(2026, 11, 22, 4, 37, 12, 0, time.UTC)
+
+func startSim(t *testing.T, cfg simulator.Config) (*simulator.Simulator, *httptest.Server) {
+	t.Helper()
+	cfg.Key = testKey
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return fixedNow }
+	}
+	sim := simulator.New(cfg)
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	return sim, srv
+}
+
+func newClient(t *testing.T, baseURL string, mod ...func(*client.Config)) *client.Client {
+	t.Helper()
+	cfg := client.Config{BaseURL: baseURL, APIKey: client.StaticKey(testKey)}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatalf("client.New: %v", err)
+	}
+	return c
+}
+
+// serve returns a test server answering every request with handler.
+func serve(t *testing.T, handler http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestAllEndpointsAgainstSimulator(t *testing.T) {
+	_, srv := startSim(t, simulator.Config{Seed: 7, Events: 23, Briefings: 5, PageSize: 4})
+	c := newClient(t, srv.URL)
+	ctx := context.Background()
+
+	o, err := c.Overview(ctx)
+	if err != nil {
+		t.Fatalf("Overview: %v", err)
+	}
+	if o.Score < 0 || o.Score > 100 || o.Trend == "" || len(o.Pillars) != 4 || o.AsOf.IsZero() {
+		t.Errorf("Overview = %+v, want a score in 0–100, a trend, four pillars and as_of", o)
+	}
+	for _, p := range client.Pillars() {
+		d, err := c.Drilldown(ctx, p)
+		if err != nil {
+			t.Fatalf("Drilldown(%s): %v", p, err)
+		}
+		if d.Pillar != p || len(d.Indicators) == 0 || d.AsOf.IsZero() {
+			t.Errorf("Drilldown(%s) = %+v", p, d)
+		}
+		if d.Score != o.Pillars[p] {
+			t.Errorf("Drilldown(%s).Score = %v, overview says %v", p, d.Score, o.Pillars[p])
+		}
+	}
+	events, err := c.ConflictEvents(ctx)
+	if err != nil {
+		t.Fatalf("ConflictEvents: %v", err)
+	}
+	if len(events) != 23 {
+		t.Errorf("got %d events over all pages, want 23", len(events))
+	}
+	ids := map[string]bool{}
+	for _, e := range events {
+		if !strings.HasPrefix(e.ID, "evt_") || ids[e.ID] || e.Escalation < 0 || e.Escalation > 1 || e.OccurredAt.IsZero() || len(e.Actors) == 0 {
+			t.Errorf("bad or repeated event %+v", e)
+		}
+		ids[e.ID] = true
+	}
+	briefings, err := c.Briefings(ctx)
+	if err != nil {
+		t.Fatalf("Briefings: %v", err)
+	}
+	if len(briefings) != 5 || !strings.HasPrefix(briefings[0].ID, "brf_") || briefings[0].Headline == "" {
+		t.Errorf("Briefings = %+v, want 5 with ids and headlines", briefings)
+	}
+	s, err := c.Summary(ctx)
+	if err != nil {
+		t.Fatalf("Summary: %v", err)
+	}
+	if want := time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC); !s.AsOf.Equal(want) || s.Summary == "" {
+		t.Errorf("Summary = %+v, want text and as_of %v", s, want)
+	}
+}
+
+func TestRequestHeadersAndPaths(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: testKey, Events: 3, PageSize: 2, CursorParam: "page_token", PageSizeParam: "limit"})
+	var mu sync.Mutex
+	var seen []*http.Request
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+		r.URL.Path = strings.TrimPrefix(r.URL.Path, "/prefix")
+		sim.ServeHTTP(w, r)
+	})
+	c := newClient(t, srv.URL+"/prefix/", func(cfg *client.Config) {
+		cfg.CursorParam, cfg.PageSizeParam, cfg.PageSize = "page_token", "limit", 1
+	})
+	events, err := c.ConflictEvents(context.Background())
+	if err != nil {
+		t.Fatalf("ConflictEvents: %v", err)
+	}
+	if len(events) != 3 || len(seen) != 3 {
+		t.Fatalf("got %d events in %d requests, want 3 in 3 (page size 1 sent as limit=1)", len(events), len(seen))
+	}
+	for i, r := range seen {
+		if r.URL.Path != "/prefix/v1/conflict" {
+			t.Errorf("request %d path %q, want the base path kept", i, r.URL.Path)
+		}
+		if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
+			t.Errorf("request %d Authorization = %q", i, got)
+		}
+		if ua := r.Header.Get("User-Agent"); !strings.HasPrefix(ua, "global_stability_exporter/") {
+			t.Errorf("request %d User-Agent = %q", i, ua)
+		}
+		if r.URL.Query().Get("limit") != "1" {
+			t.Errorf("request %d query %q lacks limit=1", i, r.URL.RawQuery)
+		}
+		if (i == 0) == r.URL.Query().Has("page_token") {
+			t.Errorf("request %d query %q: the cursor belongs on every page but the first", i, r.URL.RawQuery)
+		}
+	}
+}
+
+func TestPageSizeOffByDefault(t *testing.T) {
+	var queries []string
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		fmt.Fprint(w, `{"briefings":[],"next_cursor":null}`)
+	})
+	if _, err := newClient(t, srv.URL).Briefings(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(queries) != 1 || queries[0] != "" {
+		t.Errorf("queries = %q, want one request with no parameters", queries)
+	}
+}
+
+func TestPagination(t *testing.T) {
+	tests := []struct {
+		name    string
+		pages   map[string]string // cursor → body
+		mod     func(*client.Config)
+		want    int
+		wantErr error
+	}{
+		{name: "numeric and empty-string cursors", want: 3, pages: map[string]string{
+			"":   `{"events":[` + event("a") + `],"next_cursor":17}`,
+			"17": `{"events":[` + event("b") + `,` + event("c") + `],"next_cursor":""}`,
+		}},
+		{name: "cursor loop", wantErr: client.ErrCursorLoop, pages: map[string]string{
+			"":  `{"events":[],"next_cursor":"x"}`,
+			"x": `{"events":[],"next_cursor":"x"}`,
+		}},
+		{name: "page bound", mod: func(c *client.Config) { c.MaxPages = 2 }, wantErr: client.ErrTooManyPages, pages: map[string]string{
+			"":  `{"events":[],"next_cursor":"1"}`,
+			"1": `{"events":[],"next_cursor":"2"}`,
+			"2": `{"events":[],"next_cursor":null}`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				body, ok := tt.pages[r.URL.Query().Get("cursor")]
+				if !ok {
+					http.Error(w, "unexpected cursor", http.StatusBadRequest)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, body)
+			})
+			mods := []func(*client.Config){}
+			if tt.mod != nil {
+				mods = append(mods, tt.mod)
+			}
+			events, err := newClient(t, srv.URL, mods...).ConflictEvents(context.Background())
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if len(events) != tt.want {
+				t.Errorf("got %d events, want %d", len(events), tt.want)
+			}
+		})
+	}
+}
+
+func TestPagesStopWhenCallerStops(t *testing.T) {
+	sim, srv := startSim(t, simulator.Config{Events: 100, PageSize: 10})
+	c := newClient(t, srv.URL)
+	n := 0
+	for page, err := range c.ConflictEventPages(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(page)
+		if n >= 20 {
+			break
+		}
+	}
+	if got := sim.Requests(client.EndpointConflict); got != 2 {
+		t.Errorf("upstream saw %d requests, want 2: breaking out of the loop must stop the walk", got)
+	}
+}
+
+func event(id string) string {
+	return `{"id":"evt_` + id + `","lat":1,"lon":2,"actors":[],"category":"battles","escalation":0.5,"occurred_at":"2026-11-22T00:00:00Z"}`
+}
+
+func TestStatusErrors(t *testing.T) {
+	retryDate := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		status     int
+		retryAfter string
+		class      error
+		minRetry   time.Duration
+		maxRetry   time.Duration
+	}{
+		{status: 401, class: client.ErrAuth},
+		{status: 403, class: client.ErrAuth},
+		{status: 404, class: client.ErrNotFound},
+		{status: 429, retryAfter: "30", class: client.ErrRateLimited, minRetry: 30 * time.Second, maxRetry: 30 * time.Second},
+		{status: 429, retryAfter: retryDate, class: client.ErrRateLimited, minRetry: 80 * time.Second, maxRetry: 91 * time.Second},
+		{status: 429, retryAfter: "soon", class: client.ErrRateLimited},
+		{status: 500, class: client.ErrServer},
+		{status: 503, retryAfter: "5", class: client.ErrServer, minRetry: 5 * time.Second, maxRetry: 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d %s", tt.status, tt.retryAfter), func(t *testing.T) {
+			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				if tt.retryAfter != "" {
+					w.Header().Set("Retry-After", tt.retryAfter)
+				}
+				w.WriteHeader(tt.status)
+				// A body that echoes the key and runs on: both must be tamed.
+				fmt.Fprintf(w, "{\"error\":\"nope\",\"echo\":\"Bearer %s\"}\n%s", testKey, strings.Repeat("z", 10000))
+			})
+			_, err := newClient(t, srv.URL).Summary(context.Background())
+			var se *client.StatusError
+			if !errors.As(err, &se) || se.StatusCode != tt.status || se.Endpoint != client.EndpointSummaries {
+				t.Fatalf("err = %#v, want a StatusError %d for summaries", err, tt.status)
+			}
+			if !errors.Is(err, tt.class) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tt.class)
+			}
+			for _, other := range []error{client.ErrAuth, client.ErrNotFound, client.ErrRateLimited, client.ErrServer} {
+				if other != tt.class && errors.Is(err, other) {
+					t.Errorf("error %v also matches %v", err, other)
+				}
+			}
+			if se.RetryAfter < tt.minRetry || se.RetryAfter > tt.maxRetry {
+				t.Errorf("RetryAfter = %v, want within [%v, %v]", se.RetryAfter, tt.minRetry, tt.maxRetry)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, `"error":"nope"`) || len(msg) > 400 {
+				t.Errorf("message should carry a short excerpt of the body, got %d bytes: %q", len(msg), msg)
+			}
+			if strings.Contains(msg, testKey) || strings.Contains(msg, "\n") {
+				t.Errorf("message leaks the key or spans lines: %q", msg)
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	overview := func(mutate string) string {
+		return strings.Replace(`{"score":40,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`, mutate, "", 1)
+	}
+	tests := []struct {
+		name, contentType, body string
+		call                    func(*client.Client) error
+		field, text             string
+		class                   error
+	}{
+		{name: "non-JSON with 200", body: "<html><body>Bad gateway</body></html>", text: `body starts "<html><body>Bad gateway`},
+		{name: "empty body", body: "", text: "empty body"},
+		{name: "missing field", body: overview(`"trend":"stable",`), field: "trend"},
+		{name: "null number", body: strings.Replace(overview(""), `"score":40`, `"score":null`, 1), field: "score"},
+		{name: "wrong type", body: strings.Replace(overview(""), `"score":40`, `"score":"40"`, 1), field: "score", text: "got JSON string where a number is due"},
+		{name: "missing pillar", body: strings.Replace(overview(""), `"macro":4`, `"other":4`, 1), field: "pillars.macro"},
+		{name: "score out of range", body: strings.Replace(overview(""), `"cyber":2`, `"cyber":250`, 1), field: "pillars.cyber"},
+		{name: "bad timestamp", body: strings.Replace(overview(""), `2026-11-22T00:00:00Z`, `yesterday`, 1), field: "as_of"},
+		{name: "trailing data", body: overview("") + `{}`, text: "trailing data"},
+		{name: "array instead of object", body: `[1,2]`, field: "(body)"},
+		{name: "wrong content type", contentType: "text/html", body: overview(""), class: client.ErrBadContent},
+		{name: "pillar mismatch", body: `{"pillar":"macro","score":1,"delta_24h":0,"indicators":[],"as_of":"2026-11-22T00:00:00Z"}`,
+			call: func(c *client.Client) error { _, err := c.Drilldown(context.Background(), client.PillarCyber); return err }, field: "pillar"},
+		{name: "null indicator value", body: `{"pillar":"cyber","score":1,"delta_24h":0,"indicators":[{"key":"a","value":1},{"key":"b","value":null}],"as_of":"2026-11-22T00:00:00Z"}`,
+			call: func(c *client.Client) error { _, err := c.Drilldown(context.Background(), client.PillarCyber); return err }, field: "indicators[1].value"},
+		{name: "event missing lat", body: `{"events":[` + event("a") + `,` + strings.Replace(event("b"), `"lat":1,`, "", 1) + `],"next_cursor":null}`,
+			call: func(c *client.Client) error { _, err := c.ConflictEvents(context.Background()); return err }, field: "events[1].lat"},
+		{name: "event wrong type", body: `{"events":[` + strings.Replace(event("a"), `"actors":[]`, `"actors":"x"`, 1) + `],"next_cursor":null}`,
+			call: func(c *client.Client) error { _, err := c.ConflictEvents(context.Background()); return err }, field: "events[0].actors"},
+		{name: "events null", body: `{"events":null,"next_cursor":null}`,
+			call: func(c *client.Client) error { _, err := c.ConflictEvents(context.Background()); return err }, field: "events"},
+		{name: "next_cursor missing", body: `{"briefings":[]}`,
+			call: func(c *client.Client) error { _, err := c.Briefings(context.Background()); return err }, field: "next_cursor"},
+		{name: "truncated JSON", body: `{"briefings":[{"id":"brf_1"`,
+			call: func(c *client.Client) error { _, err := c.Briefings(context.Background()); return err }, text: "unexpected EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", cmpStr(tt.contentType, "application/json"))
+				fmt.Fprint(w, tt.body)
+			})
+			c := newClient(t, srv.URL)
+			call := tt.call
+			if call == nil {
+				call = func(c *client.Client) error { _, err := c.Overview(context.Background()); return err }
+			}
+			err := call(c)
+			var de *client.DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("err = %v (%T), want a *client.DecodeError", err, err)
+			}
+			if de.Field != tt.field {
+				t.Errorf("Field = %q, want %q (err: %v)", de.Field, tt.field, err)
+			}
+			if !strings.Contains(err.Error(), tt.text) {
+				t.Errorf("err = %q, want it to contain %q", err, tt.text)
+			}
+			if tt.class != nil && !errors.Is(err, tt.class) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tt.class)
+			}
+		})
+	}
+}
+
+func cmpStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func TestExtraFieldsAndTimestampFormsAccepted(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.gsis+json; charset=utf-8")
+		fmt.Fprint(w, `{"summary":"ok","as_of":"2026-11-22T05:00:00.123+02:00","extra":{"nested":[1,2,3]},"version":2}`)
+	})
+	s, err := newClient(t, srv.URL).Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 11, 22, 3, 0, 0, 123e6, time.UTC); !s.AsOf.Equal(want) {
+		t.Errorf("AsOf = %v, want %v", s.AsOf, want)
+	}
+}
+
+func TestTransportErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault simulator.Fault
+		text  string
+	}{
+		{name: "reset", fault: simulator.Fault{Kind: simulator.FaultReset}, text: ""},
+		{name: "truncated body", fault: simulator.Fault{Kind: simulator.FaultTruncated}, text: "reading body"},
+		{name: "hang", fault: simulator.Fault{Kind: simulator.FaultHang}, text: "deadline exceeded"},
+		{name: "slow body past the deadline", fault: simulator.Fault{Kind: simulator.FaultSlowBody, Delay: 50 * time.Millisecond}, text: "reading body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim, srv := startSim(t, simulator.Config{Events: 200, PageSize: 200})
+			sim.SetFault(client.EndpointConflict, tt.fault)
+			c := newClient(t, srv.URL)
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := c.ConflictEvents(ctx)
+			t.Logf("error text: %v", err)
+			var te *client.TransportError
+			if !errors.As(err, &te) {
+				t.Fatalf("err = %v (%T), want a *client.TransportError", err, err)
+			}
+			if !strings.Contains(err.Error(), tt.text) || !strings.HasPrefix(err.Error(), "conflict page 1: ") {
+				t.Errorf("err = %q, want it to start with the endpoint and contain %q", err, tt.text)
+			}
+			if strings.Contains(err.Error(), srv.URL) || strings.Contains(err.Error(), "http://") {
+				t.Errorf("err = %q carries the request URL", err)
+			}
+		})
+	}
+	t.Run("connection refused", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		srv.Close()
+		_, err := newClient(t, srv.URL).Overview(context.Background())
+		var te *client.TransportError
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("err = %v, want a TransportError saying connection refused", err)
+		}
+	})
+}
+
+func TestOversizeBodyIsCutOffWithoutReadingIt(t *testing.T) {
+	sim, srv := startSim(t, simulator.Config{})
+	sim.SetFault(client.EndpointConflict, simulator.Fault{Kind: simulator.FaultOversize, Bytes: 256 << 20})
+	c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.MaxResponseBytes = 1 << 20 })
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := c.ConflictEvents(context.Background())
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, client.ErrBodyTooLarge) {
+		t.Fatalf("err = %v, want ErrBodyTooLarge", err)
+	}
+	// Reading the 256 MiB body would allocate at least that much.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("allocated %d MiB for a body cut off at 1 MiB", alloc>>20)
+	}
+}
+
+func TestObserveHook(t *testing.T) {
+	sim, srv := startSim(t, simulator.Config{Events: 5, PageSize: 2})
+	sim.SetFault(client.DrilldownEndpoint(client.PillarMacro), simulator.Fault{Kind: simulator.FaultStatus, Status: 502})
+	type obs struct{ endpoint, code string }
+	var mu sync.Mutex
+	var got []obs
+	c := newClient(t, srv.URL, func(cfg *client.Config) {
+		cfg.Observe = func(endpoint, code string, d time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			if d <= 0 {
+				t.Errorf("duration %v for %s", d, endpoint)
+			}
+			got = append(got, obs{endpoint, code})
+		}
+	})
+	ctx := context.Background()
+	_, _ = c.ConflictEvents(ctx)
+	_, _ = c.Drilldown(ctx, client.PillarMacro)
+	want := []obs{{"conflict", "200"}, {"conflict", "200"}, {"conflict", "200"}, {"global-stability/pillar/macro", "502"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("observed %v, want %v", got, want)
+	}
+
+	refused := httptest.NewServer(http.NotFoundHandler())
+	refused.Close()
+	got = nil
+	c2 := newClient(t, refused.URL, func(cfg *client.Config) {
+		cfg.Observe = func(endpoint, code string, _ time.Duration) { got = append(got, obs{endpoint, code}) }
+	})
+	_, _ = c2.Summary(ctx)
+	if fmt.Sprint(got) != fmt.Sprint([]obs{{"summaries", "error"}}) {
+		t.Errorf("observed %v for a refused connection, want [{summaries error}]", got)
+	}
+}
+
+func TestUnknownPillarRefusedBeforeRequest(t *testing.T) {
+	sim, srv := startSim(t, simulator.Config{})
+	_, err := newClient(t, srv.URL).Drilldown(context.Background(), client.Pillar("weather"))
+	if err == nil || !strings.Contains(err.Error(), "weather") {
+		t.Fatalf("err = %v, want an unknown-pillar error", err)
+	}
+	if n := sim.TotalRequests(); n != 0 {
+		t.Errorf("%d requests sent for an invalid pillar", n)
+	}
+}
+
+func TestAuthFailureAgainstSimulator(t *testing.T) {
+	_, srv := startSim(t, simulator.Config{})
+	c, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey("wrong-key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Overview(context.Background())
+	if !errors.Is(err, client.ErrAuth) {
+		t.Fatalf("err = %v, want ErrAuth", err)
+	}
+}
+
+func TestKeyNeverPrinted(t *testing.T) {
+	c, err := client.New(client.Config{BaseURL: "https://user:pass@api.example.com/", APIKey: client.StaticKey(testKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+		out := fmt.Sprintf(verb, c)
+		if strings.Contains(out, testKey) || strings.Contains(out, "pass") {
+			t.Errorf("Sprintf(%s, client) = %q leaks a secret", verb, out)
+		}
+		out = fmt.Sprintf(verb, *c)
+		if strings.Contains(out, testKey) || strings.Contains(out, "pass") {
+			t.Errorf("Sprintf(%s, *client) = %q leaks a secret", verb, out)
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, base := range []string{"", "api.example.com", "ftp://api.example.com", "http://", "://x"} {
+		if _, err := client.New(client.Config{BaseURL: base, APIKey: client.StaticKey("k")}); err == nil {
+			t.Errorf("New(%q) succeeded, want an error", base)
+		}
+	}
+	if _, err := client.New(client.Config{BaseURL: "http://x"}); err == nil {
+		t.Error("New without a key source succeeded")
+	}
+}
+
+func TestFileKeyRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "key")
+	write := func(s string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := client.FileKey(path)
+	if _, err := key(); err == nil {
+		t.Error("missing key file: no error")
+	}
+	write("  first-key\n", time.Unix(1000, 0))
+	if k, err := key(); err != nil || k != "first-key" {
+		t.Errorf("key() = %q, %v; want first-key trimmed", k, err)
+	}
+	write("second-key\n", time.Unix(2000, 0))
+	if k, err := key(); err != nil || k != "second-key" {
+		t.Errorf("after rotation key() = %q, %v; want second-key", k, err)
+	}
+	write(" \n\t", time.Unix(3000, 0))
+	if _, err := key(); !errors.Is(err, client.ErrEmptyKey) || strings.Contains(err.Error(), "second-key") {
+		t.Errorf("empty key file: err = %v, want ErrEmptyKey without the old key", err)
+	}
+}

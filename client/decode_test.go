@@ -1,0 +1,147 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTimestamp(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Time
+	}{
+		{"2026-11-22T04:30:00Z", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+		{"2026-11-22T04:30:00.5Z", time.Date(2026, 11, 22, 4, 30, 0, 5e8, time.UTC)},
+		{"2026-11-22T04:30:00.123456789Z", time.Date(2026, 11, 22, 4, 30, 0, 123456789, time.UTC)},
+		{"2026-11-22T06:30:00+02:00", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+		{"2026-11-22T06:30:00.250+02:00", time.Date(2026, 11, 22, 4, 30, 0, 25e7, time.UTC)},
+		{"2026-11-21T23:30:00-05:00", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+		{"2026-11-22T06:30:00+0200", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+		{"2026-11-22T04:30:00", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		got, err := ParseTimestamp(tt.in)
+		if err != nil || !got.Equal(tt.want) {
+			t.Errorf("ParseTimestamp(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "yesterday", "2026-11-22", "22/11/2026 04:30", "2026-13-01T00:00:00Z", "1700000000"} {
+		if _, err := ParseTimestamp(bad); err == nil {
+			t.Errorf("ParseTimestamp(%q) succeeded, want an error", bad)
+		} else if bad != "" && strings.Contains(err.Error(), bad) {
+			t.Errorf("error %q quotes the input", err)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	got := sanitize("line1\nline2\t\x00 bad\xff utf8 SECRET tail", "SECRET", 100)
+	if want := "line1 line2 bad utf8 <redacted> tail"; got != want {
+		t.Errorf("sanitize = %q, want %q", got, want)
+	}
+	if got := sanitize(strings.Repeat("é", 100), "", 11); got != "ééééé…" {
+		t.Errorf("sanitize cut = %q, want five runes and an ellipsis", got)
+	}
+}
+
+// The fuzz targets feed arbitrary bytes to every decoder. They must never
+// panic, and whatever they accept must satisfy the spec's invariants.
+
+func FuzzDecodeOverview(f *testing.F) {
+	f.Add([]byte(`{"score":54,"trend":"stable","pillars":{"conflict":64.3,"cyber":59,"macro":42.1,"supply_chain":45},"as_of":"2026-11-22T04:31:00Z"}`))
+	f.Add([]byte(`{"score":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		o, err := decodeOverview(json.NewDecoder(bytes.NewReader(body)))
+		if err != nil {
+			return
+		}
+		if o.Score < 0 || o.Score > 100 || len(o.Pillars) != 4 || o.AsOf.IsZero() {
+			t.Errorf("accepted an invalid overview: %+v", o)
+		}
+	})
+}
+
+func FuzzDecodeDrilldown(f *testing.F) {
+	f.Add([]byte(`{"pillar":"cyber","score":59,"delta_24h":-1.5,"indicators":[{"key":"critical_cves_7d","value":28}],"as_of":"2026-11-22T04:31:00Z"}`))
+	f.Add([]byte(`{"pillar":"cyber","indicators":[null]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, err := decodeDrilldown(json.NewDecoder(bytes.NewReader(body)), PillarCyber)
+		if err != nil {
+			return
+		}
+		if d.Pillar != PillarCyber || d.Score < 0 || d.Score > 100 || d.AsOf.IsZero() {
+			t.Errorf("accepted an invalid drilldown: %+v", d)
+		}
+	})
+}
+
+func FuzzDecodeEventPage(f *testing.F) {
+	f.Add([]byte(`{"events":[{"id":"evt_1","lat":48.0,"lon":37.8,"actors":["a"],"category":"battles","escalation":0.7,"occurred_at":"2026-11-19T02:25:35.862Z"}],"next_cursor":"abc"}`))
+	f.Add([]byte(`{"events":[],"next_cursor":null,"events":[]}`))
+	f.Add([]byte(`{"next_cursor":12,"events":[{}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		n := 0
+		_, err := decodePage(dec, "events", func(i int) error {
+			e, err := decodeEvent(dec, "events[0].")
+			if err == nil && e.OccurredAt.IsZero() {
+				t.Errorf("accepted an event without occurred_at: %+v", e)
+			}
+			n++
+			return err
+		})
+		if err == nil && n < 0 {
+			t.Fatal("unreachable")
+		}
+	})
+}
+
+func FuzzDecodeBriefingPage(f *testing.F) {
+	f.Add([]byte(`{"briefings":[{"id":"brf_1","headline":"h","summary":"s","tags":["t"],"published_at":"2026-11-21T06:00:00Z"}],"next_cursor":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		_, _ = decodePage(dec, "briefings", func(i int) error {
+			b, err := decodeBriefing(dec, "briefings[0].")
+			if err == nil && (b.PublishedAt.IsZero() || b.Tags == nil) {
+				t.Errorf("accepted an invalid briefing: %+v", b)
+			}
+			return err
+		})
+	})
+}
+
+func FuzzDecodeSummary(f *testing.F) {
+	f.Add([]byte(`{"summary":"text","as_of":"2026-11-22T04:30:00Z"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		s, err := decodeSummary(json.NewDecoder(bytes.NewReader(body)))
+		if err == nil && s.AsOf.IsZero() {
+			t.Errorf("accepted a summary without as_of: %+v", s)
+		}
+	})
+}
+
+func FuzzParseTimestamp(f *testing.F) {
+	for _, s := range []string{"2026-11-22T04:30:00Z", "2026-11-22T06:30:00.250+02:00", "2026-11-22T06:30:00+0200"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ts, err := ParseTimestamp(s); err == nil && ts.IsZero() && !strings.HasPrefix(s, "0001-01-01") {
+			t.Errorf("ParseTimestamp(%q) = zero time without error", s)
+		}
+	})
+}
+
+func FuzzParseCursor(f *testing.F) {
+	for _, s := range []string{`null`, `""`, `"abc"`, `17`, `-1.5e3`, `true`, `{}`, `"\u0000"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		c, err := parseCursor(raw)
+		if err == nil && c != "" && json.Valid(raw) && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			t.Errorf("null gave cursor %q", c)
+		}
+	})
+}
