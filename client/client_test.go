@@ -310,9 +310,15 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "array instead of object", body: `[1,2]`, field: "(body)"},
 		{name: "wrong content type", contentType: "text/html", body: overview(""), class: client.ErrBadContent},
 		{name: "pillar mismatch", body: `{"pillar":"macro","score":1,"delta_24h":0,"indicators":[],"as_of":"2026-11-22T00:00:00Z"}`,
-			call: func(c *client.Client) error { _, err := c.Drilldown(context.Background(), client.PillarCyber); return err }, field: "pillar"},
+			call: func(c *client.Client) error {
+				_, err := c.Drilldown(context.Background(), client.PillarCyber)
+				return err
+			}, field: "pillar"},
 		{name: "null indicator value", body: `{"pillar":"cyber","score":1,"delta_24h":0,"indicators":[{"key":"a","value":1},{"key":"b","value":null}],"as_of":"2026-11-22T00:00:00Z"}`,
-			call: func(c *client.Client) error { _, err := c.Drilldown(context.Background(), client.PillarCyber); return err }, field: "indicators[1].value"},
+			call: func(c *client.Client) error {
+				_, err := c.Drilldown(context.Background(), client.PillarCyber)
+				return err
+			}, field: "indicators[1].value"},
 		{name: "event missing lat", body: `{"events":[` + event("a") + `,` + strings.Replace(event("b"), `"lat":1,`, "", 1) + `],"next_cursor":null}`,
 			call: func(c *client.Client) error { _, err := c.ConflictEvents(context.Background()); return err }, field: "events[1].lat"},
 		{name: "event wrong type", body: `{"events":[` + strings.Replace(event("a"), `"actors":[]`, `"actors":"x"`, 1) + `],"next_cursor":null}`,
