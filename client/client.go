@@ -120,7 +120,7 @@ func New(cfg Config) (*Client, error) {
 		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	if c.userAgent == "" {
-		c.userAgent = "global_stability_exporter/" + version.Version
+		c.userAgent = "global_stability_exporter/" + cmp(version.Version, "dev")
 	}
 	if c.maxPages <= 0 {
 		c.maxPages = DefaultMaxPages

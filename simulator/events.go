@@ -91,7 +91,7 @@ func (w *world) event(window int64, i int, conflictScore float64) eventJSON {
 		actors = append(actors, second)
 	}
 	// A tenser conflict pillar nudges every event's escalation upward.
-	esc := h.escalation*(0.7+0.6*conflictScore/100) + 0.25*(u(4)-0.5)
+	esc := h.escalation*(0.8+0.4*conflictScore/100) + 0.2*(u(4)-0.5)
 	windowStart := time.Unix(window*int64(eventWindow/time.Second), 0).UTC()
 	occurred := windowStart.Add(-time.Duration(u(5) * float64(eventLookback))).Truncate(time.Millisecond)
 	return eventJSON{

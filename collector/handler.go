@@ -1,0 +1,100 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// HandlerOpts configures the /metrics handler.
+type HandlerOpts struct {
+	Scraper *Scraper
+	// Gatherer holds the long-lived metrics: build info, Go and process
+	// collectors, API request counters.
+	Gatherer prometheus.Gatherer
+	Logger   log.Logger
+	// DefaultTimeout bounds a scrape that carries no
+	// X-Prometheus-Scrape-Timeout-Seconds header (--api.timeout).
+	DefaultTimeout time.Duration
+	// TimeoutOffset is subtracted from the header's value, leaving time to
+	// encode and send the answer (--web.timeout-offset).
+	TimeoutOffset time.Duration
+	// MaxRequests limits concurrent scrapes; 0 means no limit.
+	MaxRequests int
+}
+
+// NewHandler returns the /metrics handler: per request, a fresh registry
+// with an Exporter bound to the scrape's deadline, gathered together with
+// the long-lived metrics. Upstream failures never change the HTTP status.
+func NewHandler(o HandlerOpts) http.Handler {
+	var inFlight chan struct{}
+	if o.MaxRequests > 0 {
+		inFlight = make(chan struct{}, o.MaxRequests)
+	}
+	errorLog := promhttpLogger{level.Error(o.Logger)}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if inFlight != nil {
+			select {
+			case inFlight <- struct{}{}:
+				defer func() { <-inFlight }()
+			default:
+				http.Error(w, fmt.Sprintf("Limit of concurrent scrapes reached (%d), try again later.", o.MaxRequests), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		timeout := ScrapeTimeout(r.Header, o.DefaultTimeout, o.TimeoutOffset)
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(o.Scraper.NewExporter(ctx))
+		promhttp.HandlerFor(prometheus.Gatherers{o.Gatherer, reg}, promhttp.HandlerOpts{
+			ErrorHandling: promhttp.ContinueOnError,
+			ErrorLog:      errorLog,
+		}).ServeHTTP(w, r)
+	})
+}
+
+// ScrapeTimeout is how long a scrape may wait for the API: Prometheus'
+// X-Prometheus-Scrape-Timeout-Seconds minus offset, as blackbox_exporter
+// does, or def when the header is absent or unusable. An offset that would
+// leave nothing is ignored rather than failing every scrape at once.
+func ScrapeTimeout(h http.Header, def, offset time.Duration) time.Duration {
+	v := h.Get("X-Prometheus-Scrape-Timeout-Seconds")
+	if v == "" {
+		return def
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || secs <= 0 || secs > 24*3600 {
+		return def
+	}
+	t := time.Duration(secs * float64(time.Second))
+	if t-offset > 0 {
+		return t - offset
+	}
+	return t
+}
+
+type promhttpLogger struct{ log.Logger }
+
+func (l promhttpLogger) Println(v ...any) {
+	_ = l.Log("msg", fmt.Sprint(v...))
+}
+
+// NewAPIRequestsCounter returns the global_stability_api_requests_total
+// counter; register it on the long-lived registry and feed it from
+// client.Config.Observe.
+func NewAPIRequestsCounter() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace,
+		Name:      "api_requests_total",
+		Help:      "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (\"error\" when no response arrived).",
+	}, []string{"endpoint", "code"})
+}

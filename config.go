@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/alecthomas/units"
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+	sloggokit "github.com/tjhop/slog-gokit"
+
+	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+// keyEnv is where the API key may come from instead of --api.key-file.
+// There is deliberately no flag that takes the key itself: flag values show
+// up in ps, /proc and shell history.
+const keyEnv = "GLOBAL_STABILITY_API_KEY"
+
+type flags struct {
+	apiURL, keyFile                       *string
+	apiTimeout, cacheTTL, timeoutOffset   *time.Duration
+	cursorParam, pageSizeParam            *string
+	pageSize, maxPages, maxLabelValues    *int
+	maxResponseBytes                      *units.Base2Bytes
+	pillars, conflict, briefings, summary *bool
+	metricsPath                           *string
+	maxRequests                           *int
+	web                                   *web.FlagConfig
+	logLevel, logFormat                   *string
+	demo                                  *bool
+}
+
+func registerFlags(app *kingpin.Application) *flags {
+	env := func(name string) string {
+		return "GLOBAL_STABILITY_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(name))
+	}
+	flag := func(name, help string) *kingpin.FlagClause { return app.Flag(name, help).Envar(env(name)) }
+	f := &flags{
+		apiURL:           flag("api.url", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo.").String(),
+		keyFile:          flag("api.key-file", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set "+keyEnv+".").PlaceHolder("PATH").String(),
+		apiTimeout:       flag("api.timeout", "Timeout of each API request, and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.").Default("10s").Duration(),
+		cursorParam:      flag("api.cursor-param", "Query parameter that passes next_cursor back (the spec leaves it open).").Default(client.DefaultCursorParam).String(),
+		pageSizeParam:    flag("api.page-size-param", "Query parameter that sets the page size; off when empty.").Default("").String(),
+		pageSize:         flag("api.page-size", "Page size to request with --api.page-size-param; 0 is off.").Default("0").Int(),
+		maxPages:         flag("api.max-pages", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.").Default(fmt.Sprint(client.DefaultMaxPages)).Int(),
+		maxResponseBytes: flag("api.max-response-bytes", "Largest response body read; a larger one fails its endpoint.").Default("32MiB").Bytes(),
+		cacheTTL:         flag("api.cache-ttl", "How long a finished collection also serves later scrapes; 0 shares only collections in flight.").Default("0s").Duration(),
+		pillars:          flag("collector.pillars", "Collect the four pillar drilldowns.").Default("true").Bool(),
+		conflict:         flag("collector.conflict", "Collect conflict events.").Default("true").Bool(),
+		briefings:        flag("collector.briefings", "Collect briefings.").Default("true").Bool(),
+		summary:          flag("collector.summary", "Collect the rolling summary's freshness.").Default("true").Bool(),
+		maxLabelValues:   flag("collector.max-label-values", "Most distinct label values one metric may carry per scrape when they come from upstream data.").Default(fmt.Sprint(collector.DefaultMaxLabelValues)).Int(),
+		metricsPath:      flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
+		maxRequests:      flag("web.max-requests", "Most scrapes served at once; 0 is no limit.").Default("40").Int(),
+		timeoutOffset:    flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").Duration(),
+		logLevel:         flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error"),
+		logFormat:        flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").Enum("logfmt", "json"),
+		demo:             flag("demo", "Scrape a built-in simulator of the API instead of the real one. The data is made up.").Bool(),
+	}
+	f.web = kingpinflag.AddFlags(app, ":10110")
+	for _, name := range []string{"web.listen-address", "web.config.file", "web.systemd-socket"} {
+		if fl := app.GetFlag(name); fl != nil {
+			fl.Envar(env(name))
+		}
+	}
+	return f
+}
+
+// newClient checks the API flags and returns a client, counting every
+// request in apiRequests. With --demo it first starts the simulator on a
+// loopback port with a random key.
+func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *prometheus.CounterVec) (*client.Client, error) {
+	baseURL, apiKey := *f.apiURL, func() (string, error) { return "", nil }
+	switch {
+	case *f.demo:
+		url, key, err := startDemo(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("--demo: %w", err)
+		}
+		level.Warn(logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url)
+		baseURL, apiKey = url, client.StaticKey(key)
+	case baseURL == "":
+		return nil, errors.New("--api.url is required: set it (or GLOBAL_STABILITY_API_URL) to the API's base address, or pass --demo to try the exporter on simulated data")
+	default:
+		var err error
+		if apiKey, err = f.keySource(); err != nil {
+			return nil, err
+		}
+	}
+	if *f.maxPages < 1 || *f.pageSize < 0 || *f.maxResponseBytes < 1 || *f.maxLabelValues < 1 || *f.apiTimeout <= 0 {
+		return nil, errors.New("--api.max-pages, --api.max-response-bytes, --collector.max-label-values and --api.timeout must be positive, --api.page-size not negative")
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 16 // a scrape sends up to eight requests at once to one host
+	cl, err := client.New(client.Config{
+		BaseURL:          baseURL,
+		APIKey:           apiKey,
+		HTTPClient:       &http.Client{Transport: transport, Timeout: *f.apiTimeout},
+		CursorParam:      *f.cursorParam,
+		PageSizeParam:    *f.pageSizeParam,
+		PageSize:         *f.pageSize,
+		MaxPages:         *f.maxPages,
+		MaxResponseBytes: int64(*f.maxResponseBytes),
+		Observe: func(endpoint, code string, _ time.Duration) {
+			apiRequests.WithLabelValues(endpoint, code).Inc()
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--api.url: %w", err)
+	}
+	return cl, nil
+}
+
+// keySource picks the key from --api.key-file or the environment and
+// checks that it can be read now, so a bad key file stops start-up.
+func (f *flags) keySource() (func() (string, error), error) {
+	envKey := strings.TrimSpace(os.Getenv(keyEnv))
+	switch {
+	case *f.keyFile != "" && envKey != "":
+		return nil, fmt.Errorf("--api.key-file and %s are both set: keep one", keyEnv)
+	case *f.keyFile != "":
+		key := client.FileKey(*f.keyFile)
+		if _, err := key(); err != nil {
+			return nil, fmt.Errorf("--api.key-file: %w: point it at a readable file holding the API key", err)
+		}
+		return key, nil
+	case envKey != "":
+		return client.StaticKey(envKey), nil
+	}
+	return nil, fmt.Errorf("no API key: set --api.key-file to a file holding it, or the %s environment variable", keyEnv)
+}
+
+// startDemo serves the simulator on a loopback port until ctx ends.
+func startDemo(ctx context.Context) (url, key string, err error) {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	key = hex.EncodeToString(b)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", err
+	}
+	srv := &http.Server{Handler: simulator.New(simulator.Config{Key: key, Seed: 1}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String(), key, nil
+}
+
+func parseLevel(s string) (level.Option, slog.Level, error) {
+	switch s {
+	case "debug":
+		return level.AllowDebug(), slog.LevelDebug, nil
+	case "info":
+		return level.AllowInfo(), slog.LevelInfo, nil
+	case "warn":
+		return level.AllowWarn(), slog.LevelWarn, nil
+	case "error":
+		return level.AllowError(), slog.LevelError, nil
+	}
+	return nil, 0, fmt.Errorf("--log.level=%q: want debug, info, warn or error", s)
+}
+
+type slogLogger = slog.Logger
+
+// newSlogLogger hands the exporter toolkit the undecorated go-kit logger
+// through the slog-gokit bridge, which adds level, caller and time itself.
+func newSlogLogger(base log.Logger, lvl slog.Level) *slog.Logger {
+	return slog.New(sloggokit.NewGoKitHandler(base, lvl))
+}
