@@ -1,0 +1,476 @@
+package collector_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+const testKey = "collector-test-key-5e1f"
+
+var fixedNow = time.Date(2026, 11, 22, 4, 37, 12, 0, time.UTC)
+
+// env is an exporter pointed at an upstream, with its log captured.
+type env struct {
+	sim     *simulator.Simulator
+	handler http.Handler
+	scraper *collector.Scraper
+	logs    *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func allOn(cfg *collector.Config) {
+	cfg.Pillars, cfg.Conflict, cfg.Briefings, cfg.Summary = true, true, true, true
+}
+
+// newEnv starts the simulator (or upstream, when given) and an exporter.
+func newEnv(t *testing.T, simCfg simulator.Config, upstream http.Handler, mods ...func(*collector.Config)) *env {
+	t.Helper()
+	simCfg.Key = testKey
+	if simCfg.Now == nil {
+		simCfg.Now = func() time.Time { return fixedNow }
+	}
+	e := &env{sim: simulator.New(simCfg), logs: &syncBuffer{}}
+	if upstream == nil {
+		upstream = e.sim
+	}
+	srv := httptest.NewServer(upstream)
+	t.Cleanup(srv.Close)
+	cl, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(testKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := collector.Config{Client: cl, Logger: log.NewLogfmtLogger(e.logs)}
+	allOn(&cfg)
+	for _, m := range mods {
+		m(&cfg)
+	}
+	e.scraper = collector.NewScraper(cfg)
+	e.handler = collector.NewHandler(collector.HandlerOpts{
+		Scraper:        e.scraper,
+		Gatherer:       prometheus.NewRegistry(),
+		Logger:         log.NewLogfmtLogger(e.logs),
+		DefaultTimeout: 5 * time.Second,
+		TimeoutOffset:  500 * time.Millisecond,
+	})
+	return e
+}
+
+// scrape GETs /metrics with the given scrape timeout header ("" for none).
+func (e *env) scrape(t *testing.T, timeoutHeader string) (int, string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if timeoutHeader != "" {
+		r.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeoutHeader)
+	}
+	w := httptest.NewRecorder()
+	e.handler.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+// series parses exposition text into "name{labels}" → value.
+func series(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, text)
+	}
+	out := map[string]float64{}
+	for name, mf := range families {
+		for _, m := range mf.GetMetric() {
+			out[name+labelString(m.GetLabel())] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+func labelString(labels []*dto.LabelPair) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(labels))
+	for _, l := range labels {
+		parts = append(parts, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+	}
+	slices.Sort(parts)
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// owned lists, for each endpoint, a prefix of every series it alone feeds.
+var owned = map[string][]string{
+	"global-stability":                     {"global_stability_score", "global_stability_trend{", "global_stability_pillar_score{", `global_stability_as_of_timestamp_seconds{endpoint="global-stability"}`},
+	"global-stability/pillar/conflict":     {`global_stability_pillar_delta_24h{pillar="conflict"}`, `global_stability_pillar_indicator{indicator="active_conflicts"`, `global_stability_as_of_timestamp_seconds{endpoint="global-stability/pillar/conflict"}`},
+	"global-stability/pillar/cyber":        {`global_stability_pillar_delta_24h{pillar="cyber"}`, `global_stability_pillar_indicator{indicator="critical_cves_7d"`},
+	"global-stability/pillar/supply_chain": {`global_stability_pillar_delta_24h{pillar="supply_chain"}`, `global_stability_pillar_indicator{indicator="shipping_cost_index"`},
+	"global-stability/pillar/macro":        {`global_stability_pillar_delta_24h{pillar="macro"}`, `global_stability_pillar_indicator{indicator="inflation_pct"`},
+	"conflict":                             {"global_stability_conflict_events", "global_stability_conflict_events_by_category{", "global_stability_conflict_escalation_max", "global_stability_conflict_escalation_mean", "global_stability_conflict_latest_event_timestamp_seconds"},
+	"briefings":                            {"global_stability_briefings", "global_stability_briefing_latest_published_timestamp_seconds"},
+	"summaries":                            {`global_stability_as_of_timestamp_seconds{endpoint="summaries"}`},
+}
+
+func hasPrefix(s map[string]float64, prefix string) bool {
+	for k := range s {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestGoldenOutput(t *testing.T) {
+	e := newEnv(t, simulator.Config{Seed: 1, Events: 40, PageSize: 15, Briefings: 4}, nil)
+	golden := filepath.Join("testdata", "simulator.prom")
+	// Durations vary from run to run; everything else is fixed by seed and clock.
+	var names []string
+	for _, n := range []string{"up", "scrape_success", "score", "trend", "pillar_score", "pillar_delta_24h", "pillar_indicator",
+		"as_of_timestamp_seconds", "conflict_events", "conflict_events_by_category", "conflict_escalation_max",
+		"conflict_escalation_mean", "conflict_latest_event_timestamp_seconds", "briefings",
+		"briefing_latest_published_timestamp_seconds", "label_values_dropped"} {
+		names = append(names, "global_stability_"+n)
+	}
+	if *update {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(e.scraper.NewExporter(context.Background()))
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		for _, mf := range mfs {
+			if slices.Contains(names, mf.GetName()) {
+				if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.Open(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	defer want.Close()
+	if err := testutil.CollectAndCompare(e.scraper.NewExporter(context.Background()), want, names...); err != nil {
+		t.Error(err)
+	}
+	problems, err := testutil.CollectAndLint(e.scraper.NewExporter(context.Background()))
+	if err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", err, problems)
+	}
+}
+
+func TestWholeContractWhenHealthy(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, nil)
+	code, body := e.scrape(t, "10")
+	s := series(t, body)
+	if code != 200 || s["global_stability_up"] != 1 {
+		t.Fatalf("status %d, up %v\n%s", code, s["global_stability_up"], body)
+	}
+	for _, endpoint := range client.Endpoints() {
+		if s[fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", endpoint)] != 1 {
+			t.Errorf("endpoint %s: scrape_success not 1", endpoint)
+		}
+		if _, ok := s[fmt.Sprintf("global_stability_scrape_duration_seconds{endpoint=%q}", endpoint)]; !ok {
+			t.Errorf("endpoint %s: no scrape_duration_seconds", endpoint)
+		}
+		for _, prefix := range owned[endpoint] {
+			if !hasPrefix(s, prefix) {
+				t.Errorf("endpoint %s: no series %s", endpoint, prefix)
+			}
+		}
+	}
+	if e.logs.String() != "" {
+		t.Errorf("a healthy scrape logged: %s", e.logs)
+	}
+}
+
+// TestPartialFailure breaks one endpoint at a time: it alone reports
+// failure and loses its series; everything else is whole; /metrics is 200.
+func TestPartialFailure(t *testing.T) {
+	for _, broken := range client.Endpoints() {
+		t.Run(broken, func(t *testing.T) {
+			e := newEnv(t, simulator.Config{Events: 30, PageSize: 10}, nil)
+			e.sim.SetFault(broken, simulator.Fault{Kind: simulator.FaultStatus, Status: 503})
+			code, body := e.scrape(t, "")
+			s := series(t, body)
+			if code != 200 || s["global_stability_up"] != 0 {
+				t.Fatalf("status %d up %v, want 200 and up 0", code, s["global_stability_up"])
+			}
+			for _, endpoint := range client.Endpoints() {
+				want := 1.0
+				if endpoint == broken {
+					want = 0
+				}
+				if got := s[fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", endpoint)]; got != want {
+					t.Errorf("scrape_success{endpoint=%q} = %v, want %v", endpoint, got, want)
+				}
+				for _, prefix := range owned[endpoint] {
+					if hasPrefix(s, prefix) != (endpoint != broken) {
+						t.Errorf("series %s present=%v with %s broken", prefix, hasPrefix(s, prefix), broken)
+					}
+				}
+			}
+			logs := e.logs.String()
+			if strings.Count(logs, "\n") != 1 || !strings.Contains(logs, "endpoint="+broken) || !strings.Contains(logs, "503") {
+				t.Errorf("want one log line naming %s and the status, got:\n%s", broken, logs)
+			}
+			// The fault clears: the next scrape is whole again.
+			e.sim.ClearFaults()
+			if _, body := e.scrape(t, ""); series(t, body)["global_stability_up"] != 1 {
+				t.Errorf("after the fault cleared, up is not 1")
+			}
+		})
+	}
+}
+
+func TestFailureOnALaterPageDropsTheWholeEndpoint(t *testing.T) {
+	var calls int
+	sim := simulator.New(simulator.Config{Key: testKey, Events: 30, PageSize: 10, Now: func() time.Time { return fixedNow }})
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/conflict") && r.URL.Query().Has("cursor") {
+			calls++
+			if calls == 2 { // the third page
+				http.Error(w, "boom", http.StatusInternalServerError)
+				return
+			}
+		}
+		sim.ServeHTTP(w, r)
+	})
+	e := newEnv(t, simulator.Config{}, upstream)
+	_, body := e.scrape(t, "")
+	s := series(t, body)
+	if s[`global_stability_scrape_success{endpoint="conflict"}`] != 0 || hasPrefix(s, "global_stability_conflict_events") {
+		t.Errorf("a failed third page must fail conflict and drop every conflict series, got:\n%s", body)
+	}
+	if !strings.Contains(e.logs.String(), "page 3") {
+		t.Errorf("log should name the page: %s", e.logs)
+	}
+}
+
+func TestScrapeTimeoutHeaderIsHonoured(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, nil)
+	e.sim.SetFault(client.EndpointConflict, simulator.Fault{Kind: simulator.FaultHang})
+	start := time.Now()
+	code, body := e.scrape(t, "1.5") // DefaultTimeout is 5s: only the header can make this quick
+	elapsed := time.Since(start)
+	s := series(t, body)
+	if code != 200 || s[`global_stability_scrape_success{endpoint="conflict"}`] != 0 || s["global_stability_score"] == 0 {
+		t.Errorf("status %d; want conflict failed and the rest present:\n%s", code, body)
+	}
+	// 1.5s minus the 0.5s offset is 1s; well under the 5s default proves the header was used.
+	if elapsed > 4*time.Second {
+		t.Errorf("scrape took %v with a 1.5s scrape timeout", elapsed)
+	}
+	if d := s[`global_stability_scrape_duration_seconds{endpoint="conflict"}`]; d < 0.9 || d > 4 {
+		t.Errorf("conflict duration %v, want about the 1s budget", d)
+	}
+	if !strings.Contains(e.logs.String(), "deadline") {
+		t.Errorf("log should say the deadline passed: %s", e.logs)
+	}
+}
+
+func TestScrapeTimeout(t *testing.T) {
+	h := func(v string) http.Header { return http.Header{"X-Prometheus-Scrape-Timeout-Seconds": {v}} }
+	tests := []struct {
+		header http.Header
+		want   time.Duration
+	}{
+		{http.Header{}, 10 * time.Second},
+		{h("15"), 14500 * time.Millisecond},
+		{h("2.5"), 2 * time.Second},
+		{h("0.3"), 300 * time.Millisecond}, // an offset that leaves nothing is ignored
+		{h("junk"), 10 * time.Second},
+		{h("-4"), 10 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := collector.ScrapeTimeout(tt.header, 10*time.Second, 500*time.Millisecond); got != tt.want {
+			t.Errorf("ScrapeTimeout(%v) = %v, want %v", tt.header, got, tt.want)
+		}
+	}
+}
+
+func TestConcurrentScrapesShareOneCollection(t *testing.T) {
+	e := newEnv(t, simulator.Config{Events: 30, PageSize: 10, Latency: 400 * time.Millisecond}, nil)
+	const scrapes = 20
+	var wg sync.WaitGroup
+	bodies := make([]string, scrapes)
+	for i := range scrapes {
+		wg.Go(func() { _, bodies[i] = e.scrape(t, "5") })
+	}
+	wg.Wait()
+	// One collection: overview, four drilldowns, three conflict pages, one briefings page, summary.
+	if got := e.sim.TotalRequests(); got != 10 {
+		t.Errorf("%d concurrent scrapes sent %d upstream requests, want one collection's 10", scrapes, got)
+	}
+	for i, b := range bodies {
+		if series(t, b)["global_stability_up"] != 1 {
+			t.Errorf("scrape %d: up is not 1", i)
+		}
+	}
+	// Once finished, a collection is not reused without a cache TTL.
+	e.scrape(t, "5")
+	if got := e.sim.TotalRequests(); got != 20 {
+		t.Errorf("a later scrape brought the total to %d requests, want 20", got)
+	}
+}
+
+func TestCacheTTL(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, nil, func(c *collector.Config) { c.CacheTTL = time.Hour })
+	e.scrape(t, "")
+	e.scrape(t, "")
+	// One collection with the default 120 events in pages of 50: 1 + 4 + 3 + 1 + 1.
+	if got := e.sim.TotalRequests(); got != 10 {
+		t.Errorf("two scrapes within the cache TTL sent %d requests, want one collection's 10", got)
+	}
+}
+
+func TestCollectorToggles(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, nil, func(c *collector.Config) { c.Pillars, c.Conflict, c.Briefings, c.Summary = false, false, false, false })
+	_, body := e.scrape(t, "")
+	s := series(t, body)
+	if got := e.sim.TotalRequests(); got != 1 || s["global_stability_up"] != 1 {
+		t.Errorf("with every optional collector off: %d requests, up %v; want only the overview", got, s["global_stability_up"])
+	}
+	if hasPrefix(s, `global_stability_scrape_success{endpoint="conflict"}`) || hasPrefix(s, "global_stability_pillar_delta_24h") {
+		t.Errorf("disabled endpoints still reported:\n%s", body)
+	}
+}
+
+// fakeAPI serves fixed bodies by endpoint label, to test what the
+// simulator never sends.
+func fakeAPI(bodies map[string]string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := bodies[strings.TrimPrefix(r.URL.Path, "/v1/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	})
+}
+
+func TestLabelValuesAreEscapedAndCapped(t *testing.T) {
+	weird := []string{"ünïcødé ☢ 指标", `quote " inside`, `back\slash`, "new\nline", "dup", "dup"}
+	var inds []string
+	for i, k := range weird {
+		inds = append(inds, fmt.Sprintf(`{"key":%q,"value":%d}`, k, i))
+	}
+	drill := func(p string) string {
+		return `{"pillar":"` + p + `","score":1,"delta_24h":0.5,"indicators":[` + strings.Join(inds, ",") + `],"as_of":"2026-11-22T00:00:00Z"}`
+	}
+	api := fakeAPI(map[string]string{
+		"global-stability":                     `{"score":50,"trend":"vers le \"haut\"\\n","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`,
+		"global-stability/pillar/conflict":     drill("conflict"),
+		"global-stability/pillar/cyber":        drill("cyber"),
+		"global-stability/pillar/supply_chain": drill("supply_chain"),
+		"global-stability/pillar/macro":        drill("macro"),
+		"conflict":                             `{"events":[],"next_cursor":null}`,
+		"briefings":                            `{"briefings":[],"next_cursor":null}`,
+		"summaries":                            `{"summary":"s","as_of":"2026-11-22T00:00:00Z"}`,
+	})
+	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.MaxLabelValues = 12 })
+	code, body := e.scrape(t, "")
+	s := series(t, body)
+	if code != 200 || s["global_stability_up"] != 1 {
+		t.Fatalf("status %d up %v\n%s", code, s["global_stability_up"], body)
+	}
+	if s[`global_stability_trend{trend="vers le \"haut\"\\n"}`] != 1 {
+		t.Errorf("trend label did not round-trip:\n%s", body)
+	}
+	// conflict's indicators come first and are all kept, dup once.
+	for i, k := range weird[:5] {
+		key := fmt.Sprintf(`global_stability_pillar_indicator{indicator=%q,pillar="conflict"}`, k)
+		if v, ok := s[key]; !ok || v != float64(i) {
+			t.Errorf("%s = %v, %v; want %d", key, v, ok, i)
+		}
+	}
+	// 4 pillars × 6 indicators = 24 offered; 4 are repeats; 12 kept; 20 distinct - 12 = 8 over the cap.
+	n := 0
+	for k := range s {
+		if strings.HasPrefix(k, "global_stability_pillar_indicator{") {
+			n++
+		}
+	}
+	if n != 12 || s[`global_stability_label_values_dropped{metric="global_stability_pillar_indicator"}`] != 12 {
+		t.Errorf("kept %d indicator series, dropped %v; want 12 kept and 12 dropped (8 over the cap, 4 repeats)", n, s[`global_stability_label_values_dropped{metric="global_stability_pillar_indicator"}`])
+	}
+	if !strings.Contains(e.logs.String(), "series left out") {
+		t.Errorf("dropping series must be logged: %s", e.logs)
+	}
+	// No events: the count is 0 and the undefined aggregates are absent.
+	if v, ok := s["global_stability_conflict_events"]; !ok || v != 0 || hasPrefix(s, "global_stability_conflict_escalation") || hasPrefix(s, "global_stability_briefing_latest") {
+		t.Errorf("empty lists: want count 0 and no max/mean/latest:\n%s", body)
+	}
+	promtoolCheck(t, body)
+}
+
+// promtoolCheck runs `promtool check metrics` when promtool is installed
+// (CI installs it, so there it always runs).
+func promtoolCheck(t *testing.T, body string) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not found, and CI must not skip this check")
+		}
+		t.Log("promtool not installed; skipping promtool check metrics")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestPromtoolCheckMetricsOnSimulator(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, nil)
+	_, body := e.scrape(t, "")
+	promtoolCheck(t, body)
+}
+
