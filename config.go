@@ -69,8 +69,8 @@ func registerFlags(app *kingpin.Application) *flags {
 		metricsPath:      flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
 		maxRequests:      flag("web.max-requests", "Most scrapes served at once; 0 is no limit.").Default("40").Int(),
 		timeoutOffset:    flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").Duration(),
-		logLevel:         flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error"),
-		logFormat:        flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").Enum("logfmt", "json"),
+		logLevel:         flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").String(),
+		logFormat:        flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").String(),
 		demo:             flag("demo", "Scrape a built-in simulator of the API instead of the real one. The data is made up.").Bool(),
 	}
 	f.web = kingpinflag.AddFlags(app, ":10110")

@@ -473,4 +473,3 @@ func TestPromtoolCheckMetricsOnSimulator(t *testing.T) {
 	_, body := e.scrape(t, "")
 	promtoolCheck(t, body)
 }
-

@@ -55,7 +55,9 @@ func NewHandler(o HandlerOpts) http.Handler {
 
 		reg := prometheus.NewPedanticRegistry()
 		reg.MustRegister(o.Scraper.NewExporter(ctx))
-		promhttp.HandlerFor(prometheus.Gatherers{o.Gatherer, reg}, promhttp.HandlerOpts{
+		// The scrape's registry is gathered first: its collection is what
+		// moves the long-lived request counters, which then include it.
+		promhttp.HandlerFor(prometheus.Gatherers{reg, o.Gatherer}, promhttp.HandlerOpts{
 			ErrorHandling: promhttp.ContinueOnError,
 			ErrorLog:      errorLog,
 		}).ServeHTTP(w, r)

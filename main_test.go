@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+// binary is the exporter built once for these tests: configuration errors
+// and exit codes are only honest when checked on the real process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gse-test")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "global_stability_exporter")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const secretKey = "gsk_live_9d8c7b6a5f4e3d2c1b0a"
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestConfigurationErrorsStopStartUp(t *testing.T) {
+	emptyKey := writeFile(t, " \n")
+	goodKey := writeFile(t, secretKey)
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want []string // substrings of stderr
+	}{
+		{"no url and no demo", nil, nil, []string{"--api.url is required", "--demo"}},
+		{"no key", []string{"--api.url=https://api.example.com"}, nil, []string{"no API key", "--api.key-file", "GLOBAL_STABILITY_API_KEY"}},
+		{"unreadable key file", []string{"--api.url=https://api.example.com", "--api.key-file=/nonexistent/key"}, nil, []string{"--api.key-file", "/nonexistent/key"}},
+		{"empty key file", []string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey}, nil, []string{"--api.key-file", "is empty"}},
+		{"both key sources", []string{"--api.url=https://api.example.com", "--api.key-file=" + goodKey}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"both set"}},
+		{"malformed url", []string{"--api.url=api.example.com"}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"--api.url", "http or https"}},
+		{"unparsable url", []string{"--api.url=http://[::1"}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"--api.url"}},
+		{"unknown log level", []string{"--demo", "--log.level=verbose"}, nil, []string{"log.level", "verbose"}},
+		{"unknown log format", []string{"--demo", "--log.format=xml"}, nil, []string{"log.format"}},
+		{"no key flag exists", []string{"--api.key=" + secretKey}, nil, []string{"unknown long flag"}},
+		{"bad max pages", []string{"--demo", "--api.max-pages=0"}, nil, []string{"--api.max-pages"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, append(tt.args, "--web.listen-address=127.0.0.1:0")...)
+			cmd.Env = append(os.Environ(), tt.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Fatalf("exit status %d (%v), want 1; stderr:\n%s", code, err, stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+			if strings.Contains(stderr.String(), secretKey) && !strings.Contains(strings.Join(tt.args, " "), secretKey) {
+				t.Errorf("stderr shows the key:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+// exporter is a running exporter process.
+type exporter struct {
+	cmd  *exec.Cmd
+	addr string
+	logs *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startExporter(t *testing.T, env []string, args ...string) *exporter {
+	t.Helper()
+	e := &exporter{addr: freeAddr(t), logs: &lockedBuffer{}}
+	e.cmd = exec.Command(binary, append(args, "--web.listen-address="+e.addr)...)
+	e.cmd.Env = append(os.Environ(), env...)
+	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
+	if err := e.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.cmd.Process.Kill(); _ = e.cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + e.addr + "/"); err == nil {
+			resp.Body.Close()
+			return e
+		}
+	}
+	t.Fatalf("exporter did not start:\n%s", e.logs)
+	return nil
+}
+
+func (e *exporter) get(t *testing.T, path string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+e.addr+path, nil)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "5")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", path, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+func TestAgainstAPIWithKeyFile(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: secretKey})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	e := startExporter(t, nil, "--api.url="+srv.URL, "--api.key-file="+writeFile(t, "\n"+secretKey+"\n"), "--log.level=debug")
+
+	metrics := e.get(t, "/metrics")
+	for _, want := range []string{
+		"global_stability_up 1",
+		`global_stability_api_requests_total{code="200",endpoint="global-stability"} 1`,
+		`global_stability_api_requests_total{code="200",endpoint="conflict"} 3`,
+		"global_stability_exporter_build_info{",
+		"go_goroutines ",
+		"process_resident_memory_bytes ",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	landing := e.get(t, "/")
+	if !strings.Contains(landing, `href="/metrics"`) {
+		t.Errorf("landing page does not link to /metrics:\n%s", landing)
+	}
+
+	// An upstream that rejects the key, then one that fails outright: the
+	// logs at debug level must still never show the key.
+	sim.SetFault("global-stability", simulator.Fault{Kind: simulator.FaultStatus, Status: 401})
+	sim.SetFault("conflict", simulator.Fault{Kind: simulator.FaultNonJSON})
+	failing := e.get(t, "/metrics")
+	if !strings.Contains(failing, "global_stability_up 0") || !strings.Contains(failing, `global_stability_api_requests_total{code="401",endpoint="global-stability"} 1`) {
+		t.Errorf("failing scrape: want up 0 and a 401 counted:\n%s", failing)
+	}
+
+	// SIGTERM: a clean exit.
+	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, e.logs)
+	}
+	logs := e.logs.String()
+	for what, text := range map[string]string{"logs": logs, "metrics": metrics + failing, "landing page": landing} {
+		if strings.Contains(text, secretKey) {
+			t.Errorf("the API key appears in the %s", what)
+		}
+	}
+	if !strings.Contains(logs, `level=error`) || !strings.Contains(logs, "endpoint=global-stability") {
+		t.Errorf("logs should report the failing endpoint:\n%s", logs)
+	}
+	if !strings.Contains(logs, `msg="Listening on"`) || strings.Count(logs, "caller=") != strings.Count(logs, "\n") {
+		t.Errorf("every line, the toolkit's included, should be one go-kit format:\n%s", logs)
+	}
+}
+
+func TestKeyFromEnvironment(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: secretKey})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey, "GLOBAL_STABILITY_API_URL=" + srv.URL}, "--log.format=json")
+	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+		t.Errorf("with the key and URL from the environment, up is not 1")
+	}
+	if !strings.HasPrefix(e.logs.String(), "{") {
+		t.Errorf("--log.format=json: %s", e.logs)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	e := startExporter(t, nil, "--demo")
+	m := e.get(t, "/metrics")
+	for _, want := range []string{"global_stability_up 1", "global_stability_score ", `global_stability_pillar_indicator{indicator="fatalities_7d",pillar="conflict"}`, "global_stability_conflict_events 120"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("demo /metrics lacks %q", want)
+		}
+	}
+	if !strings.Contains(e.logs.String(), "made up") {
+		t.Errorf("demo must warn that the data is simulated:\n%s", e.logs)
+	}
+}
