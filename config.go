@@ -37,6 +37,7 @@ type flags struct {
 	apiTimeout, cacheTTL, timeoutOffset   *time.Duration
 	cursorParam, pageSizeParam            *string
 	pageSize, maxPages, maxLabelValues    *int
+	gridDegrees                           *float64
 	maxResponseBytes                      *units.Base2Bytes
 	pillars, conflict, briefings, summary *bool
 	metricsPath                           *string
@@ -65,6 +66,7 @@ func registerFlags(app *kingpin.Application) *flags {
 		conflict:         flag("collector.conflict", "Collect conflict events.").Default("true").Bool(),
 		briefings:        flag("collector.briefings", "Collect briefings.").Default("true").Bool(),
 		summary:          flag("collector.summary", "Collect the rolling summary's freshness.").Default("true").Bool(),
+		gridDegrees:      flag("collector.conflict.grid-degrees", "Cell size, in degrees, of the conflict event grid (global_stability_conflict_events_by_cell).").Default(fmt.Sprint(collector.DefaultGridDegrees)).Float64(),
 		maxLabelValues:   flag("collector.max-label-values", "Most distinct label values one metric may carry per scrape when they come from upstream data.").Default(fmt.Sprint(collector.DefaultMaxLabelValues)).Int(),
 		metricsPath:      flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
 		maxRequests:      flag("web.max-requests", "Most scrapes served at once; 0 is no limit.").Default("40").Int(),
@@ -105,6 +107,9 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 	}
 	if *f.maxPages < 1 || *f.pageSize < 0 || *f.maxResponseBytes < 1 || *f.maxLabelValues < 1 || *f.apiTimeout <= 0 {
 		return nil, errors.New("--api.max-pages, --api.max-response-bytes, --collector.max-label-values and --api.timeout must be positive, --api.page-size not negative")
+	}
+	if g := *f.gridDegrees; !(g > 0 && g <= 90) {
+		return nil, fmt.Errorf("--collector.conflict.grid-degrees=%g: want a cell size above 0 and at most 90 degrees", g)
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 16 // a scrape sends up to eight requests at once to one host

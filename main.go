@@ -76,6 +76,7 @@ func run(args []string) int {
 		Summary:        *f.summary,
 		MaxLabelValues: *f.maxLabelValues,
 		CacheTTL:       *f.cacheTTL,
+		GridDegrees:    *f.gridDegrees,
 	})
 
 	mux := http.NewServeMux()

@@ -145,7 +145,7 @@ var owned = map[string][]string{
 	"global-stability/pillar/cyber":        {`global_stability_pillar_delta_24h{pillar="cyber"}`, `global_stability_pillar_indicator{indicator="critical_cves_7d"`},
 	"global-stability/pillar/supply_chain": {`global_stability_pillar_delta_24h{pillar="supply_chain"}`, `global_stability_pillar_indicator{indicator="shipping_cost_index"`},
 	"global-stability/pillar/macro":        {`global_stability_pillar_delta_24h{pillar="macro"}`, `global_stability_pillar_indicator{indicator="inflation_pct"`},
-	"conflict":                             {"global_stability_conflict_events", "global_stability_conflict_events_by_category{", "global_stability_conflict_escalation_max", "global_stability_conflict_escalation_mean", "global_stability_conflict_latest_event_timestamp_seconds"},
+	"conflict":                             {"global_stability_conflict_events", "global_stability_conflict_events_by_category{", "global_stability_conflict_events_by_cell{", "global_stability_conflict_escalation_max_by_cell{", "global_stability_conflict_escalation_max", "global_stability_conflict_escalation_mean", "global_stability_conflict_latest_event_timestamp_seconds"},
 	"briefings":                            {"global_stability_briefings", "global_stability_briefing_latest_published_timestamp_seconds"},
 	"summaries":                            {`global_stability_as_of_timestamp_seconds{endpoint="summaries"}`},
 }
@@ -167,6 +167,7 @@ func TestGoldenOutput(t *testing.T) {
 	for _, n := range []string{"up", "scrape_success", "score", "trend", "pillar_score", "pillar_delta_24h", "pillar_indicator",
 		"as_of_timestamp_seconds", "conflict_events", "conflict_events_by_category", "conflict_escalation_max",
 		"conflict_escalation_mean", "conflict_latest_event_timestamp_seconds", "briefings",
+		"conflict_events_by_cell", "conflict_escalation_max_by_cell",
 		"briefing_latest_published_timestamp_seconds", "label_values_dropped"} {
 		names = append(names, "global_stability_"+n)
 	}
@@ -472,4 +473,51 @@ func TestPromtoolCheckMetricsOnSimulator(t *testing.T) {
 	e := newEnv(t, simulator.Config{}, nil)
 	_, body := e.scrape(t, "")
 	promtoolCheck(t, body)
+}
+
+func TestConflictGrid(t *testing.T) {
+	ev := func(id string, lat, lon, esc float64) string {
+		return fmt.Sprintf(`{"id":%q,"lat":%g,"lon":%g,"actors":["a"],"category":"battles","escalation":%g,"occurred_at":"2026-11-22T00:00:00Z"}`, id, lat, lon, esc)
+	}
+	events := []string{
+		ev("evt_1", -30, 10, 0.2), // [-30, -25) → -27.5; [10, 15) → 12.5
+		ev("evt_2", -25.0001, 14.99, 0.9),
+		ev("evt_3", -25, 10, 0.5), // -25 starts the next cell
+		ev("evt_4", 90, 180, 0.1), // North Pole joins the top cell; 180°E is 180°W
+		ev("evt_5", -90, -180, 0.3),
+	}
+	api := fakeAPI(map[string]string{
+		"global-stability": `{"score":50,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`,
+		"conflict":         `{"events":[` + strings.Join(events, ",") + `],"next_cursor":null}`,
+	})
+	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) {
+		c.Pillars, c.Briefings, c.Summary = false, false, false
+	})
+	_, body := e.scrape(t, "")
+	s := series(t, body)
+	want := map[string]float64{
+		`global_stability_conflict_events_by_cell{lat="-27.5",lon="12.5"}`:         2,
+		`global_stability_conflict_escalation_max_by_cell{lat="-27.5",lon="12.5"}`: 0.9,
+		`global_stability_conflict_events_by_cell{lat="-22.5",lon="12.5"}`:         1,
+		`global_stability_conflict_events_by_cell{lat="87.5",lon="-177.5"}`:        1,
+		`global_stability_conflict_events_by_cell{lat="-87.5",lon="-177.5"}`:       1,
+	}
+	for k, v := range want {
+		if got, ok := s[k]; !ok || got != v {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, v)
+		}
+	}
+
+	// The label cap applies: with room for one cell, only the busiest stays.
+	e = newEnv(t, simulator.Config{}, api, func(c *collector.Config) {
+		c.Pillars, c.Briefings, c.Summary = false, false, false
+		c.MaxLabelValues = 1
+		c.GridDegrees = 10
+	})
+	_, body = e.scrape(t, "")
+	s = series(t, body)
+	if s[`global_stability_conflict_events_by_cell{lat="-25",lon="15"}`] != 3 ||
+		s[`global_stability_label_values_dropped{metric="global_stability_conflict_events_by_cell"}`] != 2 {
+		t.Errorf("at 10° with a cap of 1, want the busiest cell (3 events) and 2 dropped:\n%s", body)
+	}
 }

@@ -17,6 +17,7 @@ type conflictStats struct {
 	escMax     float64
 	escSum     float64
 	latest     time.Time
+	grid       *grid
 }
 
 func (s *conflictStats) add(ev client.Event) {
@@ -29,20 +30,24 @@ func (s *conflictStats) add(ev client.Event) {
 	if ev.OccurredAt.After(s.latest) {
 		s.latest = ev.OccurredAt
 	}
+	s.grid.add(ev.Lat, ev.Lon, ev.Escalation)
 }
 
-// fetchConflict covers GET /v1/conflict, every page up to --api.max-pages.
-func fetchConflict(ctx context.Context, c *client.Client) (func(*emitter), error) {
-	s := &conflictStats{byCategory: map[string]int{}}
-	for page, err := range c.ConflictEventPages(ctx) {
-		if err != nil {
-			return nil, err
+// fetchConflict covers GET /v1/conflict, every page up to --api.max-pages,
+// with events counted into cells of gridDegrees.
+func fetchConflict(gridDegrees float64) fetchFunc {
+	return func(ctx context.Context, c *client.Client) (func(*emitter), error) {
+		s := &conflictStats{byCategory: map[string]int{}, grid: newGrid(gridDegrees)}
+		for page, err := range c.ConflictEventPages(ctx) {
+			if err != nil {
+				return nil, err
+			}
+			for _, ev := range page {
+				s.add(ev)
+			}
 		}
-		for _, ev := range page {
-			s.add(ev)
-		}
+		return s.emit, nil
 	}
-	return s.emit, nil
 }
 
 func (s *conflictStats) emit(e *emitter) {
@@ -57,6 +62,20 @@ func (s *conflictStats) emit(e *emitter) {
 	})
 	for _, c := range cats {
 		e.capped(conflictEventsByCategoryDesc, float64(s.byCategory[c]), c)
+	}
+	// Busiest cells first, so a cap keeps the ones that matter; both
+	// metrics see the cells in one order, so they keep the same cells.
+	cells := make([]cell, 0, len(s.grid.cells))
+	for c := range s.grid.cells {
+		cells = append(cells, c)
+	}
+	slices.SortFunc(cells, func(a, b cell) int {
+		return cmp.Or(cmp.Compare(s.grid.cells[b].count, s.grid.cells[a].count), cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon))
+	})
+	for _, c := range cells {
+		lat, lon := s.grid.centre(c)
+		e.capped(conflictEventsByCellDesc, float64(s.grid.cells[c].count), lat, lon)
+		e.capped(conflictEscalationMaxByCellDesc, s.grid.cells[c].escMax, lat, lon)
 	}
 	if s.count == 0 {
 		return // no events: max, mean and latest are undefined, so absent

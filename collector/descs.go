@@ -49,6 +49,10 @@ var (
 		"Number of recent conflict events returned, over all pages (GET /v1/conflict).")
 	conflictEventsByCategoryDesc = newCappedDesc("conflict_events_by_category",
 		"Number of recent conflict events per category, over all pages (GET /v1/conflict, field category).", "category")
+	conflictEventsByCellDesc = newCappedDesc("conflict_events_by_cell",
+		"Number of recent conflict events per grid cell of --collector.conflict.grid-degrees, labelled with the cell's centre (GET /v1/conflict, fields lat and lon). Only non-empty cells.", "lat", "lon")
+	conflictEscalationMaxByCellDesc = newCappedDesc("conflict_escalation_max_by_cell",
+		"Highest escalation score among recent conflict events per grid cell, labelled with the cell's centre (GET /v1/conflict). Only non-empty cells.", "lat", "lon")
 	conflictEscalationMaxDesc = newDesc("conflict_escalation_max",
 		"Highest escalation score among recent conflict events (GET /v1/conflict, field escalation). Absent when there are no events.")
 	conflictEscalationMeanDesc = newDesc("conflict_escalation_mean",
@@ -67,9 +71,9 @@ var allDescs = []*prometheus.Desc{
 	upDesc, scrapeSuccessDesc, scrapeDurationDesc, labelValuesDroppedDesc,
 	scoreDesc, trendDesc.desc, pillarScoreDesc, asOfDesc,
 	pillarDeltaDesc, pillarIndicatorDesc.desc,
-	conflictEventsDesc, conflictEventsByCategoryDesc.desc, conflictEscalationMaxDesc, conflictEscalationMeanDesc, conflictLatestDesc,
+	conflictEventsDesc, conflictEventsByCategoryDesc.desc, conflictEventsByCellDesc.desc, conflictEscalationMaxByCellDesc.desc, conflictEscalationMaxDesc, conflictEscalationMeanDesc, conflictLatestDesc,
 	briefingsDesc, briefingLatestDesc,
 }
 
 // cappedDescs lists every capped metric, for the dropped-values gauge.
-var cappedDescs = []cappedDesc{trendDesc, pillarIndicatorDesc, conflictEventsByCategoryDesc}
+var cappedDescs = []cappedDesc{trendDesc, pillarIndicatorDesc, conflictEventsByCategoryDesc, conflictEventsByCellDesc, conflictEscalationMaxByCellDesc}

@@ -31,6 +31,8 @@ type Config struct {
 	// CacheTTL lets a finished collection serve later scrapes for this
 	// long. 0 shares only collections still in flight.
 	CacheTTL time.Duration
+	// GridDegrees is the cell size of the conflict event grid. Default 5.
+	GridDegrees float64
 }
 
 // DefaultMaxLabelValues is the default of Config.MaxLabelValues.
@@ -78,7 +80,10 @@ func NewScraper(cfg Config) *Scraper {
 		}
 	}
 	if cfg.Conflict {
-		s.tasks = append(s.tasks, task{client.EndpointConflict, fetchConflict})
+		if cfg.GridDegrees <= 0 {
+			cfg.GridDegrees = DefaultGridDegrees
+		}
+		s.tasks = append(s.tasks, task{client.EndpointConflict, fetchConflict(cfg.GridDegrees)})
 	}
 	if cfg.Briefings {
 		s.tasks = append(s.tasks, task{client.EndpointBriefings, fetchBriefings})
