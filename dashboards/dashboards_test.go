@@ -1,0 +1,131 @@
+package dashboards
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// currentPanelTypes are Grafana's current visualisations we allow; the
+// deprecated graph panel is not among them.
+var currentPanelTypes = []string{"timeseries", "stat", "gauge", "bargauge", "table", "geomap", "row"}
+
+func load(t *testing.T) []Dashboard {
+	t.Helper()
+	ds, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) < 2 {
+		t.Fatalf("found %d dashboards, want at least 2", len(ds))
+	}
+	return ds
+}
+
+func TestConventions(t *testing.T) {
+	uids := map[string]bool{}
+	for _, d := range load(t) {
+		t.Run(d.File, func(t *testing.T) {
+			if d.UID == "" || uids[d.UID] {
+				t.Errorf("uid %q is empty or not unique", d.UID)
+			}
+			uids[d.UID] = true
+			if d.SchemaVersion < 39 || d.SchemaVersion > 42 {
+				t.Errorf("schemaVersion %d, want 39 to 42", d.SchemaVersion)
+			}
+			if !slices.Contains(d.Tags, "global-stability") {
+				t.Errorf("tags %v lack global-stability (the links between dashboards use it)", d.Tags)
+			}
+			linked := false
+			for _, l := range d.Links {
+				linked = linked || (l.Type == "dashboards" && slices.Contains(l.Tags, "global-stability"))
+			}
+			if !linked {
+				t.Error("no link to the other global-stability dashboards")
+			}
+			vars := map[string]Variable{}
+			for _, v := range d.Templating.List {
+				vars[v.Name] = v
+			}
+			if v, ok := vars["datasource"]; !ok || v.Type != "datasource" || string(v.Query) != `"prometheus"` {
+				t.Errorf("want a datasource variable of type prometheus, got %+v", v)
+			}
+			for _, name := range []string{"job", "instance"} {
+				if v, ok := vars[name]; !ok || v.Type != "query" || !strings.Contains(string(v.Query), "label_values(") {
+					t.Errorf("want a %s variable from label_values(...), got %+v", name, v)
+				}
+			}
+			ids := map[int]bool{}
+			for _, p := range d.AllPanels() {
+				if ids[p.ID] || p.ID == 0 {
+					t.Errorf("panel %q: id %d is zero or repeated", p.Title, p.ID)
+				}
+				ids[p.ID] = true
+				if !slices.Contains(currentPanelTypes, p.Type) {
+					t.Errorf("panel %q: type %q is not a current panel type", p.Title, p.Type)
+				}
+				if p.Type == "row" {
+					continue
+				}
+				if p.Description == "" || p.FieldConfig.Defaults.Unit == "" {
+					t.Errorf("panel %q: needs a description and a unit", p.Title)
+				}
+				if len(p.Targets) == 0 {
+					t.Errorf("panel %q: no queries", p.Title)
+				}
+				for _, tg := range p.Targets {
+					if tg.Expr == "" || tg.RefID == "" {
+						t.Errorf("panel %q: target without expr or refId", p.Title)
+					}
+					if !strings.Contains(tg.Expr, `job="$job"`) {
+						t.Errorf("panel %q: %q does not filter on the job variable", p.Title, tg.Expr)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNoHardCodedDatasource walks the raw JSON: every datasource reference
+// must go through the ${datasource} variable (or be Grafana's built-in
+// annotation source).
+func TestNoHardCodedDatasource(t *testing.T) {
+	for _, d := range load(t) {
+		raw, err := Raw(d.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if ds, ok := v["datasource"].(map[string]any); ok {
+					if uid := ds["uid"]; uid != "${datasource}" && uid != "-- Grafana --" {
+						t.Errorf("%s %s: datasource uid %v is hard-coded", d.File, path, uid)
+					}
+				}
+				for k, c := range v {
+					walk(path+"."+k, c)
+				}
+			case []any:
+				for _, c := range v {
+					walk(path+"[]", c)
+				}
+			}
+		}
+		walk("", doc)
+	}
+}
+
+func TestInterpolate(t *testing.T) {
+	got := Interpolate(`rate(x{job="$job",instance=~"$instance",endpoint="global-stability/pillar/${pillar}"}[$__rate_interval])`,
+		map[string]string{"job": "j", "instance": "i:1", "pillar": "cyber"})
+	if want := `rate(x{job="j",instance=~"i:1",endpoint="global-stability/pillar/cyber"}[1m])`; got != want {
+		t.Errorf("Interpolate = %s, want %s", got, want)
+	}
+}
