@@ -88,7 +88,8 @@ func registerFlags(app *kingpin.Application) *flags {
 // request in apiRequests. With --demo it first starts the simulator on a
 // loopback port with a random key.
 func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *prometheus.CounterVec) (*client.Client, error) {
-	baseURL, apiKey := *f.apiURL, func() (string, error) { return "", nil }
+	baseURL := *f.apiURL
+	var apiKey func() (string, error)
 	switch {
 	case *f.demo:
 		url, key, err := startDemo(ctx)
@@ -179,8 +180,6 @@ func parseLevel(s string) (level.Option, slog.Level, error) {
 	}
 	return nil, 0, fmt.Errorf("--log.level=%q: want debug, info, warn or error", s)
 }
-
-type slogLogger = slog.Logger
 
 // newSlogLogger hands the exporter toolkit the undecorated go-kit logger
 // through the slog-gokit bridge, which adds level, caller and time itself.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -134,7 +135,7 @@ func run(args []string) int {
 // newLogger gives our lines the keys, in the order, that the slog bridge
 // writes (level, caller, time, msg), so every line, the toolkit's included,
 // looks alike.
-func newLogger(lvl, format string) (log.Logger, *slogLogger, error) {
+func newLogger(lvl, format string) (log.Logger, *slog.Logger, error) {
 	var base log.Logger
 	switch format {
 	case "logfmt":
