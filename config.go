@@ -18,6 +18,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
+	commonconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 	sloggokit "github.com/tjhop/slog-gokit"
@@ -45,6 +46,8 @@ type flags struct {
 	web                                   *web.FlagConfig
 	logLevel, logFormat                   *string
 	demo                                  *bool
+	tlsCAFile, tlsCertFile, tlsKeyFile    *string
+	tlsInsecure                           *bool
 }
 
 func registerFlags(app *kingpin.Application) *flags {
@@ -61,6 +64,10 @@ func registerFlags(app *kingpin.Application) *flags {
 		pageSize:         flag("api.page-size", "Page size to request with --api.page-size-param; 0 is off.").Default("0").Int(),
 		maxPages:         flag("api.max-pages", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.").Default(fmt.Sprint(client.DefaultMaxPages)).Int(),
 		maxResponseBytes: flag("api.max-response-bytes", "Largest response body read; a larger one fails its endpoint.").Default("32MiB").Bytes(),
+		tlsCAFile:        flag("api.tls.ca-file", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.").PlaceHolder("PATH").String(),
+		tlsCertFile:      flag("api.tls.cert-file", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).").PlaceHolder("PATH").String(),
+		tlsKeyFile:       flag("api.tls.key-file", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).").PlaceHolder("PATH").String(),
+		tlsInsecure:      flag("api.tls.insecure-skip-verify", "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.").Bool(),
 		cacheTTL:         flag("api.cache-ttl", "How long a finished collection also serves later scrapes; 0 shares only collections in flight.").Default("0s").Duration(),
 		pillars:          flag("collector.pillars", "Collect the four pillar drilldowns.").Default("true").Bool(),
 		conflict:         flag("collector.conflict", "Collect conflict events.").Default("true").Bool(),
@@ -112,12 +119,14 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 	if g := *f.gridDegrees; !(g > 0 && g <= 90) {
 		return nil, fmt.Errorf("--collector.conflict.grid-degrees=%g: want a cell size above 0 and at most 90 degrees", g)
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConnsPerHost = 16 // a scrape sends up to eight requests at once to one host
+	httpClient, err := f.httpClient(logger)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := client.New(client.Config{
 		BaseURL:          baseURL,
 		APIKey:           apiKey,
-		HTTPClient:       &http.Client{Transport: transport, Timeout: *f.apiTimeout},
+		HTTPClient:       httpClient,
 		CursorParam:      *f.cursorParam,
 		PageSizeParam:    *f.pageSizeParam,
 		PageSize:         *f.pageSize,
@@ -131,6 +140,39 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		return nil, fmt.Errorf("--api.url: %w", err)
 	}
 	return cl, nil
+}
+
+// httpClient builds the upstream HTTP client with prometheus/common's
+// config, as Prometheus does for its scrapes: TLS files (re-read when they
+// change), proxies from HTTP_PROXY/HTTPS_PROXY/NO_PROXY, keep-alive, and
+// HTTP/2 where the server offers it.
+func (f *flags) httpClient(logger log.Logger) (*http.Client, error) {
+	cfg := commonconfig.HTTPClientConfig{
+		TLSConfig: commonconfig.TLSConfig{
+			CAFile:             *f.tlsCAFile,
+			CertFile:           *f.tlsCertFile,
+			KeyFile:            *f.tlsKeyFile,
+			InsecureSkipVerify: *f.tlsInsecure,
+		},
+		ProxyConfig:     commonconfig.ProxyConfig{ProxyFromEnvironment: true},
+		FollowRedirects: true,
+		EnableHTTP2:     true,
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("--api.tls.*: %w", err)
+	}
+	if (*f.tlsCertFile == "") != (*f.tlsKeyFile == "") {
+		return nil, errors.New("--api.tls.cert-file and --api.tls.key-file go together: set both for mutual TLS, or neither")
+	}
+	hc, err := commonconfig.NewClientFromConfig(cfg, exporterName)
+	if err != nil {
+		return nil, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", err)
+	}
+	if *f.tlsInsecure {
+		level.Warn(logger).Log("msg", "--api.tls.insecure-skip-verify: the API's certificate is NOT verified; anyone between here and the API can read the API key")
+	}
+	hc.Timeout = *f.apiTimeout
+	return hc, nil
 }
 
 // keySource picks the key from --api.key-file or the environment and

@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/common v0.72.1
 	github.com/prometheus/exporter-toolkit v0.20.0
 	github.com/tjhop/slog-gokit v0.2.2
+	go.uber.org/goleak v1.3.0
 )
 
 require (

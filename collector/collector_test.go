@@ -41,6 +41,7 @@ type env struct {
 	handler http.Handler
 	scraper *collector.Scraper
 	logs    *syncBuffer
+	close   func() // stops the upstream and closes idle connections
 }
 
 type syncBuffer struct {
@@ -67,6 +68,14 @@ func allOn(cfg *collector.Config) {
 // newEnv starts the simulator (or upstream, when given) and an exporter.
 func newEnv(t *testing.T, simCfg simulator.Config, upstream http.Handler, mods ...func(*collector.Config)) *env {
 	t.Helper()
+	return newEnvWithClient(t, simCfg, upstream, nil, mods...)
+}
+
+// newEnvWithClient is newEnv with client options. The client has its own
+// transport, closed with the upstream when the test ends, so that a leak
+// check sees only goroutines that outlived a scrape.
+func newEnvWithClient(t *testing.T, simCfg simulator.Config, upstream http.Handler, clientMod func(*client.Config), mods ...func(*collector.Config)) *env {
+	t.Helper()
 	simCfg.Key = testKey
 	if simCfg.Now == nil {
 		simCfg.Now = func() time.Time { return fixedNow }
@@ -76,8 +85,17 @@ func newEnv(t *testing.T, simCfg simulator.Config, upstream http.Handler, mods .
 		upstream = e.sim
 	}
 	srv := httptest.NewServer(upstream)
-	t.Cleanup(srv.Close)
-	cl, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(testKey)})
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	e.close = func() {
+		transport.CloseIdleConnections()
+		srv.Close()
+	}
+	t.Cleanup(e.close)
+	ccfg := client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(testKey), HTTPClient: &http.Client{Transport: transport}}
+	if clientMod != nil {
+		clientMod(&ccfg)
+	}
+	cl, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,3 +539,11 @@ func TestConflictGrid(t *testing.T) {
 		t.Errorf("at 10° with a cap of 1, want the busiest cell (3 events) and 2 dropped:\n%s", body)
 	}
 }
+
+type emptyGatherer struct{}
+
+func (emptyGatherer) Gather() ([]*dto.MetricFamily, error) { return nil, nil }
+
+type nopLogger struct{}
+
+func (nopLogger) Log(...any) error { return nil }

@@ -28,6 +28,8 @@ var (
 		"1 when all requests to this endpoint (all pages) succeeded in this scrape, else 0.", "endpoint")
 	scrapeDurationDesc = newDesc("scrape_duration_seconds",
 		"Wall time of this endpoint's requests (all pages) in this scrape.", "endpoint")
+	backoffDesc = newDesc("api_backoff_seconds",
+		"Time left before the exporter calls this endpoint again, after the API answered 429 or 503 with Retry-After; 0 when not backing off.", "endpoint")
 	labelValuesDroppedDesc = newDesc("label_values_dropped",
 		"Series left out of this scrape because the metric reached --collector.max-label-values distinct label values (or repeated one).", "metric")
 
@@ -68,7 +70,7 @@ var (
 
 // allDescs is what Exporter.Describe announces.
 var allDescs = []*prometheus.Desc{
-	upDesc, scrapeSuccessDesc, scrapeDurationDesc, labelValuesDroppedDesc,
+	upDesc, scrapeSuccessDesc, scrapeDurationDesc, backoffDesc, labelValuesDroppedDesc,
 	scoreDesc, trendDesc.desc, pillarScoreDesc, asOfDesc,
 	pillarDeltaDesc, pillarIndicatorDesc.desc,
 	conflictEventsDesc, conflictEventsByCategoryDesc.desc, conflictEventsByCellDesc.desc, conflictEscalationMaxByCellDesc.desc, conflictEscalationMaxDesc, conflictEscalationMeanDesc, conflictLatestDesc,

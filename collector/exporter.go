@@ -53,6 +53,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 		em.gauge(scrapeSuccessDesc, success, r.endpoint)
 		em.gauge(scrapeDurationDesc, duration.Seconds(), r.endpoint)
+		em.gauge(backoffDesc, s.backoffRemaining(r.endpoint).Seconds(), r.endpoint)
 	}
 	em.gauge(upDesc, up)
 	em.finish()

@@ -11,6 +11,7 @@ package collector
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -57,6 +58,11 @@ type Scraper struct {
 
 	mu      sync.Mutex
 	current *collection
+
+	// backoff holds, per endpoint, when the API said it may be called
+	// again (Retry-After on a 429 or 503). It outlives collections.
+	backoffMu sync.Mutex
+	backoff   map[string]time.Time
 }
 
 // NewScraper returns a Scraper for cfg.
@@ -67,6 +73,7 @@ func NewScraper(cfg Config) *Scraper {
 		maxLabelValues: cfg.MaxLabelValues,
 		cacheTTL:       cfg.CacheTTL,
 		tasks:          []task{{client.EndpointOverview, fetchOverview}},
+		backoff:        map[string]time.Time{},
 	}
 	if s.logger == nil {
 		s.logger = log.NewNopLogger()
@@ -173,8 +180,17 @@ func (s *Scraper) start(ctx context.Context) *collection {
 		c.results = append(c.results, r)
 		wg.Go(func() {
 			defer close(r.done)
+			if wait := s.backoffRemaining(t.endpoint); wait > 0 {
+				r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
+				return
+			}
 			r.emit, r.err = t.fetch(cctx, s.client)
 			r.duration = time.Since(c.started)
+			if d, ok := client.RetryAfter(r.err); ok {
+				s.backoffMu.Lock()
+				s.backoff[t.endpoint] = time.Now().Add(d)
+				s.backoffMu.Unlock()
+			}
 		})
 	}
 	go func() {
@@ -184,4 +200,19 @@ func (s *Scraper) start(ctx context.Context) *collection {
 		cancel()
 	}()
 	return c
+}
+
+// backoffRemaining is how long endpoint must not be called yet.
+func (s *Scraper) backoffRemaining(endpoint string) time.Duration {
+	s.backoffMu.Lock()
+	defer s.backoffMu.Unlock()
+	until, ok := s.backoff[endpoint]
+	if !ok {
+		return 0
+	}
+	if d := time.Until(until); d > 0 {
+		return d
+	}
+	delete(s.backoff, endpoint)
+	return 0
 }

@@ -1,0 +1,268 @@
+package collector_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+// brokenField names, per endpoint, a required field to break in a JSON
+// body, as a path into the decoded document.
+var brokenField = map[string][]any{
+	"global-stability":                     {"score"},
+	"global-stability/pillar/conflict":     {"delta_24h"},
+	"global-stability/pillar/cyber":        {"indicators", 0, "value"},
+	"global-stability/pillar/supply_chain": {"as_of"},
+	"global-stability/pillar/macro":        {"pillar"},
+	"conflict":                             {"events", 0, "lat"},
+	"briefings":                            {"briefings", 0, "published_at"},
+	"summaries":                            {"as_of"},
+}
+
+// healthyBody is what the simulator serves for endpoint.
+func healthyBody(t *testing.T, endpoint string) map[string]any {
+	t.Helper()
+	sim := simulator.New(simulator.Config{Key: testKey, Now: func() time.Time { return fixedNow }})
+	r := httptest.NewRequest(http.MethodGet, "/v1/"+endpoint, nil)
+	r.Header.Set("Authorization", "Bearer "+testKey)
+	w := httptest.NewRecorder()
+	sim.ServeHTTP(w, r)
+	var doc map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// mutate applies change to the field at path and returns the JSON.
+func mutate(t *testing.T, doc map[string]any, path []any, change func(parent map[string]any, key string)) string {
+	t.Helper()
+	var cur any = doc
+	for _, step := range path[:len(path)-1] {
+		switch s := step.(type) {
+		case string:
+			cur = cur.(map[string]any)[s]
+		case int:
+			cur = cur.([]any)[s]
+		}
+	}
+	change(cur.(map[string]any), path[len(path)-1].(string))
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type faultCase struct {
+	name  string
+	fault func(t *testing.T, endpoint string) simulator.Fault
+}
+
+func fixed(f simulator.Fault) func(*testing.T, string) simulator.Fault {
+	return func(*testing.T, string) simulator.Fault { return f }
+}
+
+func bodyFault(change func(parent map[string]any, key string)) func(*testing.T, string) simulator.Fault {
+	return func(t *testing.T, endpoint string) simulator.Fault {
+		return simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, healthyBody(t, endpoint), brokenField[endpoint], change)}
+	}
+}
+
+// faultCases are the faults of the reliability issue.
+var faultCases = []faultCase{
+	{"5xx", fixed(simulator.Fault{Kind: simulator.FaultStatus, Status: 502})},
+	{"401", fixed(simulator.Fault{Kind: simulator.FaultStatus, Status: 401})},
+	{"403", fixed(simulator.Fault{Kind: simulator.FaultStatus, Status: 403})},
+	{"404", fixed(simulator.Fault{Kind: simulator.FaultStatus, Status: 404})},
+	{"429 with Retry-After", fixed(simulator.Fault{Kind: simulator.FaultStatus, Status: 429, RetryAfter: "1"})},
+	{"hang past the deadline", fixed(simulator.Fault{Kind: simulator.FaultHang})},
+	{"slow trickling body", fixed(simulator.Fault{Kind: simulator.FaultSlowBody, Delay: 300 * time.Millisecond})},
+	{"non-JSON with 200", fixed(simulator.Fault{Kind: simulator.FaultNonJSON})},
+	{"truncated body", fixed(simulator.Fault{Kind: simulator.FaultTruncated})},
+	{"oversize body", fixed(simulator.Fault{Kind: simulator.FaultOversize, Bytes: 64 << 20})},
+	{"connection reset", fixed(simulator.Fault{Kind: simulator.FaultReset})},
+	{"wrong Content-Type", fixed(simulator.Fault{Kind: simulator.FaultContentType})},
+	{"missing field", bodyFault(func(p map[string]any, k string) { delete(p, k) })},
+	{"null field", bodyFault(func(p map[string]any, k string) { p[k] = nil })},
+	{"wrong type", bodyFault(func(p map[string]any, k string) {
+		if _, isNum := p[k].(float64); isNum {
+			p[k] = "12"
+		} else {
+			p[k] = 12
+		}
+	})},
+}
+
+// TestEveryFaultOnEveryEndpoint: /metrics answers 200 within the deadline,
+// up is 0, only the faulty endpoint fails and loses its series, the log has
+// one line for it, nothing shows the key, no goroutine outlives the
+// scrape, and once the fault clears the next scrape is whole.
+func TestEveryFaultOnEveryEndpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault matrix takes about half a minute")
+	}
+	for _, endpoint := range client.Endpoints() {
+		for _, fc := range faultCases {
+			t.Run(endpoint+"/"+fc.name, func(t *testing.T) {
+				defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+				e := newEnvWithClient(t, simulator.Config{}, nil, func(c *client.Config) { c.MaxResponseBytes = 1 << 20 })
+				e.sim.SetFault(endpoint, fc.fault(t, endpoint))
+
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				code, body := e.scrape(t, "1.5") // 1s to wait for the API
+				elapsed := time.Since(start)
+				runtime.ReadMemStats(&after)
+
+				s := series(t, body)
+				if code != 200 || elapsed > 5*time.Second {
+					t.Fatalf("status %d after %v, want 200 within the deadline", code, elapsed)
+				}
+				if s["global_stability_up"] != 0 {
+					t.Errorf("up = %v, want 0", s["global_stability_up"])
+				}
+				for _, other := range client.Endpoints() {
+					ok := other != endpoint
+					if got := s[fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", other)]; got != map[bool]float64{true: 1, false: 0}[ok] {
+						t.Errorf("scrape_success{endpoint=%q} = %v", other, got)
+					}
+					for _, prefix := range owned[other] {
+						if hasPrefix(s, prefix) != ok {
+							t.Errorf("series %s present = %v", prefix, !ok)
+						}
+					}
+				}
+				logs := e.logs.String()
+				if lines := strings.Split(strings.TrimSpace(logs), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "endpoint="+endpoint) {
+					t.Errorf("want one log line naming %s, got:\n%s", endpoint, logs)
+				}
+				if strings.Contains(logs+body, testKey) {
+					t.Error("the API key appears in the log or the metrics")
+				}
+				// A body is never read whole: the oversize one is 64 MiB.
+				if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+					t.Errorf("the scrape allocated %d MiB", alloc>>20)
+				}
+				t.Logf("log: %s", strings.TrimSpace(logs))
+
+				e.sim.ClearFaults()
+				if fc.name == "429 with Retry-After" {
+					time.Sleep(1100 * time.Millisecond) // the back-off the API asked for
+				}
+				if _, body := e.scrape(t, "1.5"); series(t, body)["global_stability_up"] != 1 {
+					t.Errorf("after the fault cleared, up is not 1:\n%s", body)
+				}
+				e.close()
+			})
+		}
+	}
+}
+
+func TestExtraFieldsAreIgnored(t *testing.T) {
+	for _, endpoint := range client.Endpoints() {
+		doc := healthyBody(t, endpoint)
+		if _, paged := doc["next_cursor"]; paged {
+			doc["next_cursor"] = nil // one fixed body serves every page: make it the last
+		}
+		extra := mutate(t, doc, brokenField[endpoint], func(p map[string]any, k string) { p["x_unknown_"+k] = map[string]any{"n": []any{1, "two", nil}} })
+		extra = strings.Replace(extra, "{", `{"api_version":"1.4","meta":{"warnings":[]},`, 1)
+		e := newEnv(t, simulator.Config{}, nil)
+		e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: extra})
+		if _, body := e.scrape(t, ""); series(t, body)["global_stability_up"] != 1 {
+			t.Errorf("%s: extra fields made the scrape fail: %s", endpoint, e.logs)
+		}
+	}
+}
+
+func TestRateLimitBackOff(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, nil)
+	e.sim.SetFault("summaries", simulator.Fault{Kind: simulator.FaultStatus, Status: 429, RetryAfter: "2"})
+	_, body := e.scrape(t, "")
+	s := series(t, body)
+	if s[`global_stability_scrape_success{endpoint="summaries"}`] != 0 || s[`global_stability_api_backoff_seconds{endpoint="summaries"}`] < 1 {
+		t.Fatalf("after a 429 with Retry-After: 2, want summaries failed and a back-off shown:\n%s", body)
+	}
+	if s[`global_stability_api_backoff_seconds{endpoint="global-stability"}`] != 0 {
+		t.Error("other endpoints must not back off")
+	}
+	e.sim.ClearFaults()
+	requests := e.sim.Requests("summaries")
+
+	// During the back-off: reported failed, and no request is sent.
+	_, body = e.scrape(t, "")
+	s = series(t, body)
+	if got := e.sim.Requests("summaries"); got != requests {
+		t.Errorf("a scrape during the back-off sent %d request(s) to summaries", got-requests)
+	}
+	if s[`global_stability_scrape_success{endpoint="summaries"}`] != 0 || s["global_stability_up"] != 0 {
+		t.Errorf("during the back-off summaries must be reported as failed:\n%s", body)
+	}
+	if !strings.Contains(e.logs.String(), "Retry-After") {
+		t.Errorf("the log should say why no request was sent: %s", e.logs)
+	}
+
+	// After it: called again, and whole.
+	time.Sleep(2100 * time.Millisecond)
+	_, body = e.scrape(t, "")
+	s = series(t, body)
+	if e.sim.Requests("summaries") != requests+1 || s["global_stability_up"] != 1 || s[`global_stability_api_backoff_seconds{endpoint="summaries"}`] != 0 {
+		t.Errorf("after the back-off, want one new request and a whole scrape:\n%s", body)
+	}
+}
+
+// TestKeyEchoedByUpstreamIsRedacted: an upstream that echoes the
+// Authorization header back, in an error body or a non-JSON 200 body,
+// still never gets the key into the log or the metrics, even at debug.
+func TestKeyEchoedByUpstreamIsRedacted(t *testing.T) {
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/global-stability"):
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":"invalid key","received":%q}`, auth)
+		case strings.HasSuffix(r.URL.Path, "/summaries"):
+			w.Header().Set("Content-Type", "text/html; x="+strings.TrimPrefix(auth, "Bearer "))
+			fmt.Fprint(w, auth)
+		default:
+			fmt.Fprintf(w, "<html>%s</html>", auth)
+		}
+	})
+	e := newEnv(t, simulator.Config{}, echo)
+	_, body := e.scrape(t, "")
+	if logs := e.logs.String(); strings.Contains(logs+body, testKey) || !strings.Contains(logs, "<redacted>") {
+		t.Errorf("want the echoed key redacted everywhere; log:\n%s", logs)
+	}
+}
+
+func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
+	e := newEnv(t, simulator.Config{Latency: 500 * time.Millisecond}, nil)
+	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: emptyGatherer{}, Logger: nopLogger{}, DefaultTimeout: 5 * time.Second, MaxRequests: 2})
+	codes := make(chan int, 6)
+	for range 6 {
+		go func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+			codes <- w.Code
+		}()
+	}
+	count := map[int]int{}
+	for range 6 {
+		count[<-codes]++
+	}
+	if count[200] != 2 || count[503] != 4 {
+		t.Errorf("with --web.max-requests=2, 6 concurrent scrapes got %v, want two 200 and four 503", count)
+	}
+}
