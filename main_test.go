@@ -244,3 +244,10 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo must warn that the data is simulated:\n%s", e.logs)
 	}
 }
+
+// execExporter returns the exporter command with args and extra environment.
+func execExporter(args []string, env ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}

@@ -266,3 +266,42 @@ func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
 		t.Errorf("with --web.max-requests=2, 6 concurrent scrapes got %v, want two 200 and four 503", count)
 	}
 }
+
+// TestLoad200ConcurrentScrapes: every scrape answers whole, the upstream
+// sees one collection's worth of requests, and memory stays bounded.
+func TestLoad200ConcurrentScrapes(t *testing.T) {
+	e := newEnv(t, simulator.Config{Latency: 300 * time.Millisecond}, nil)
+	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: emptyGatherer{}, Logger: nopLogger{}, DefaultTimeout: 10 * time.Second})
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	const scrapes = 200
+	type outcome struct {
+		code int
+		up   bool
+	}
+	results := make(chan outcome, scrapes)
+	for range scrapes {
+		go func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+			results <- outcome{w.Code, strings.Contains(w.Body.String(), "\nglobal_stability_up 1\n")}
+		}()
+	}
+	for range scrapes {
+		if o := <-results; o.code != 200 || !o.up {
+			t.Errorf("a scrape answered %d (up 1: %v)", o.code, o.up)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// The scrapes arrive within the 300ms the first collection is in flight:
+	// one collection, 1 + 4 + 3 + 1 + 1 requests.
+	if got := e.sim.TotalRequests(); got != 10 {
+		t.Errorf("%d concurrent scrapes sent %d upstream requests, want one collection's 10", scrapes, got)
+	}
+	if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 16<<20 {
+		t.Errorf("heap in use grew by %d MiB over %d scrapes", grown>>20, scrapes)
+	}
+}

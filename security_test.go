@@ -1,0 +1,317 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+// testPKI is a CA and the certificates it signs, written as PEM files.
+type testPKI struct {
+	dir    string
+	caCert *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	serial int64
+}
+
+func newPKI(t *testing.T) *testPKI {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	p := &testPKI{dir: t.TempDir(), caCert: cert, caKey: key, serial: 1}
+	p.write(t, "ca.pem", "CERTIFICATE", der)
+	return p
+}
+
+func (p *testPKI) write(t *testing.T, name, typ string, der []byte) string {
+	t.Helper()
+	path := filepath.Join(p.dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// issue signs a certificate for 127.0.0.1 usable by servers and clients,
+// and returns it with the paths of its PEM files.
+func (p *testPKI) issue(t *testing.T, name string) (tls.Certificate, string, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.serial++
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath := p.write(t, name+".pem", "CERTIFICATE", der)
+	keyPath := p.write(t, name+"-key.pem", "EC PRIVATE KEY", keyDER)
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair, certPath, keyPath
+}
+
+func (p *testPKI) pool() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(p.caCert)
+	return pool
+}
+
+// tlsAPI serves the simulator over TLS with a certificate of pki, requiring
+// a client certificate when mutual is set.
+func tlsAPI(t *testing.T, pki *testPKI, mutual bool) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(simulator.New(simulator.Config{Key: secretKey}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are what some cases test
+	cert, _, _ := pki.issue(t, "api")
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	if mutual {
+		srv.TLS.ClientAuth = tls.RequireAndVerifyClientCert
+		srv.TLS.ClientCAs = pki.pool()
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestUpstreamTLS(t *testing.T) {
+	pki := newPKI(t)
+	keyEnv := []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}
+	caFile := filepath.Join(pki.dir, "ca.pem")
+
+	t.Run("CA file", func(t *testing.T) {
+		srv := tlsAPI(t, pki, false)
+		e := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.ca-file="+caFile)
+		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+			t.Errorf("with the API's CA, up is not 1:\n%s", e.logs)
+		}
+	})
+	t.Run("unknown CA", func(t *testing.T) {
+		srv := tlsAPI(t, pki, false)
+		e := startExporter(t, keyEnv, "--api.url="+srv.URL)
+		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") || !strings.Contains(e.logs.String(), "certificate") {
+			t.Errorf("a certificate from an unknown CA must fail the scrape and say why:\n%s", e.logs)
+		}
+	})
+	t.Run("insecure skip verify", func(t *testing.T) {
+		srv := tlsAPI(t, pki, false)
+		e := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.insecure-skip-verify")
+		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+			t.Errorf("insecure-skip-verify: up is not 1:\n%s", e.logs)
+		}
+		if !strings.Contains(e.logs.String(), "level=warn") || !strings.Contains(e.logs.String(), "NOT verified") {
+			t.Errorf("insecure-skip-verify must warn loudly:\n%s", e.logs)
+		}
+	})
+	t.Run("client certificate", func(t *testing.T) {
+		srv := tlsAPI(t, pki, true)
+		_, certFile, keyFile := pki.issue(t, "exporter")
+		e := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.ca-file="+caFile, "--api.tls.cert-file="+certFile, "--api.tls.key-file="+keyFile)
+		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+			t.Errorf("mutual TLS with a client certificate: up is not 1:\n%s", e.logs)
+		}
+		without := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.ca-file="+caFile)
+		if m := without.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") {
+			t.Errorf("mutual TLS without a client certificate must fail")
+		}
+	})
+}
+
+func TestTLSFlagErrors(t *testing.T) {
+	pki := newPKI(t)
+	_, certFile, _ := pki.issue(t, "c")
+	for name, args := range map[string][]string{
+		"missing CA file":   {"--api.tls.ca-file=/nonexistent/ca.pem"},
+		"cert without key":  {"--api.tls.cert-file=" + certFile},
+		"unreadable client": {"--api.tls.cert-file=/nonexistent/c.pem", "--api.tls.key-file=/nonexistent/k.pem"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := execExporter(append(args, "--api.url=https://127.0.0.1:1", "--web.listen-address=127.0.0.1:0"), "GLOBAL_STABILITY_API_KEY="+secretKey)
+			out, _ := cmd.CombinedOutput()
+			if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "--api.tls") {
+				t.Errorf("exit %d, want 1 with a message naming --api.tls.*:\n%s", cmd.ProcessState.ExitCode(), out)
+			}
+		})
+	}
+}
+
+// TestWebConfigTLSAndBasicAuth: the exporter's own endpoint through
+// exporter-toolkit's web config: TLS, and 401 without credentials.
+func TestWebConfigTLSAndBasicAuth(t *testing.T) {
+	pki := newPKI(t)
+	_, certFile, keyFile := pki.issue(t, "exporter-web")
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webConfig := writeFile(t, fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certFile, keyFile, hash))
+
+	e := &exporter{addr: freeAddr(t), logs: &lockedBuffer{}}
+	e.cmd = execExporter([]string{"--demo", "--web.config.file=" + webConfig, "--web.listen-address=" + e.addr})
+	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
+	if err := e.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.cmd.Process.Kill(); _ = e.cmd.Wait() })
+
+	httpsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.pool()}}, Timeout: 10 * time.Second}
+	get := func(user, pass string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+e.addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := httpsClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var code int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if code, _ = get("", ""); code != 0 {
+			break
+		}
+	}
+	if code != http.StatusUnauthorized {
+		t.Errorf("without credentials: %d, want 401\n%s", code, e.logs)
+	}
+	if code, _ := get("prometheus", "wrong"); code != http.StatusUnauthorized {
+		t.Errorf("wrong password: %d, want 401", code)
+	}
+	if code, body := get("prometheus", "s3cret"); code != 200 || !strings.Contains(body, "global_stability_up 1") {
+		t.Errorf("with credentials: %d, want 200 and metrics", code)
+	}
+	plain, err := http.Get("http://" + e.addr + "/metrics")
+	if err == nil {
+		plain.Body.Close()
+		if plain.StatusCode == 200 {
+			t.Error("plain HTTP must not be served when TLS is configured")
+		}
+	}
+}
+
+// TestKeyRotationWithoutRestart: the key file changes on disk; the next
+// scrape uses the new key.
+func TestKeyRotationWithoutRestart(t *testing.T) {
+	const newKey = "gsk_live_rotated_0f1e2d3c4b5a"
+	sim := simulator.New(simulator.Config{Key: secretKey})
+	var mu sync.Mutex
+	accepted := secretKey
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ok := r.Header.Get("Authorization") == "Bearer "+accepted
+		mu.Unlock()
+		if !ok {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		r.Header.Set("Authorization", "Bearer "+secretKey)
+		sim.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	keyFile := writeFile(t, secretKey+"\n")
+	e := startExporter(t, nil, "--api.url="+srv.URL, "--api.key-file="+keyFile, "--log.level=debug")
+	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+		t.Fatal("up is not 1 with the first key")
+	}
+	mu.Lock()
+	accepted = newKey
+	mu.Unlock()
+	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") {
+		t.Fatal("the API refuses the old key, yet up is not 0")
+	}
+	if err := os.WriteFile(keyFile, []byte(newKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+		t.Errorf("after rotating the key file, up is not 1:\n%s", e.logs)
+	}
+	if logs := e.logs.String(); strings.Contains(logs, secretKey) || strings.Contains(logs, newKey) {
+		t.Error("a key appears in the debug log")
+	}
+}
+
+// TestGracefulShutdown: SIGTERM during a scrape lets it finish.
+func TestGracefulShutdown(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: secretKey, Latency: 700 * time.Millisecond})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, "--api.url="+srv.URL)
+	type result struct {
+		code int
+		body string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.Get("http://" + e.addr + "/metrics")
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- result{code: resp.StatusCode, body: string(b)}
+	}()
+	time.Sleep(300 * time.Millisecond) // the scrape is waiting for the API now
+	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.code != 200 || !strings.Contains(r.body, "global_stability_up 1") {
+		t.Errorf("the scrape in flight at SIGTERM: %v, status %d; want a whole answer", r.err, r.code)
+	}
+	if err := e.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, e.logs)
+	}
+}
