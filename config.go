@@ -199,7 +199,7 @@ func startDemo(ctx context.Context) (url, key string, err error) {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	key = hex.EncodeToString(b)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", "", err
 	}

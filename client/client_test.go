@@ -270,7 +270,7 @@ func TestStatusErrors(t *testing.T) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.class)
 			}
 			for _, other := range []error{client.ErrAuth, client.ErrNotFound, client.ErrRateLimited, client.ErrServer} {
-				if other != tt.class && errors.Is(err, other) {
+				if !errors.Is(other, tt.class) && errors.Is(err, other) {
 					t.Errorf("error %v also matches %v", err, other)
 				}
 			}

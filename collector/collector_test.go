@@ -409,7 +409,7 @@ func fakeAPI(bodies map[string]string) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, body)
+		_, _ = io.WriteString(w, body)
 	})
 }
 

@@ -43,7 +43,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	em := newEmitter(ch, s.logger, s.maxLabelValues)
 	up := 1.0
 	for _, r := range c.results {
-		err, duration := e.wait(r, c.started)
+		duration, err := e.wait(r, c.started)
 		success := 1.0
 		if err != nil {
 			success, up = 0, 0
@@ -61,16 +61,16 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 
 // wait returns the endpoint's outcome, or a deadline error if the scrape's
 // context ends first. A result already in wins over an expired context.
-func (e *Exporter) wait(r *result, started time.Time) (error, time.Duration) {
+func (e *Exporter) wait(r *result, started time.Time) (time.Duration, error) {
 	select {
 	case <-r.done:
-		return r.err, r.duration
+		return r.duration, r.err
 	default:
 	}
 	select {
 	case <-r.done:
-		return r.err, r.duration
+		return r.duration, r.err
 	case <-e.ctx.Done():
-		return fmt.Errorf("no answer within the scrape deadline: %w", context.Cause(e.ctx)), time.Since(started)
+		return time.Since(started), fmt.Errorf("no answer within the scrape deadline: %w", context.Cause(e.ctx))
 	}
 }

@@ -1,0 +1,46 @@
+# Builds stamp version, revision and branch into prometheus/common/version,
+# exactly as the Dockerfile does.
+
+VERSION    := $(shell cat VERSION)
+REVISION   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH     := $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+BUILD_USER ?= $(shell whoami)@$(shell hostname)
+BUILD_DATE := $(shell date -u +%Y%m%d-%H:%M:%S)
+VERSION_PKG := github.com/prometheus/common/version
+LDFLAGS := -s -w \
+	-X $(VERSION_PKG).Version=$(VERSION) \
+	-X $(VERSION_PKG).Revision=$(REVISION) \
+	-X $(VERSION_PKG).Branch=$(BRANCH) \
+	-X $(VERSION_PKG).BuildUser=$(BUILD_USER) \
+	-X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
+
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
+IMAGE ?= global-stability-exporter
+
+.PHONY: build test lint bench docker clean
+
+build:
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o global_stability_exporter .
+
+test:
+	go test -race ./...
+
+$(GOLANGCI_LINT):
+	GOFLAGS= go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+lint: $(GOLANGCI_LINT)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	go vet ./...
+	$(GOLANGCI_LINT) run ./...
+
+bench:
+	go test -run '^$$' -bench . -benchmem ./...
+
+docker:
+	docker build --build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) \
+	  -t $(IMAGE):$(VERSION) -t $(IMAGE):latest .
+
+clean:
+	rm -f global_stability_exporter
