@@ -150,10 +150,10 @@ func (c *Client) GoString() string { return c.String() }
 // Overview fetches GET /v1/global-stability.
 func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	var o Overview
-	err := c.get(ctx, EndpointOverview, 0, nil, func(dec *json.Decoder) (err error) {
+	err := c.get(ctx, EndpointOverview, 0, nil, withJSON(func(dec *json.Decoder) (err error) {
 		o, err = decodeOverview(dec)
 		return err
-	})
+	}))
 	return o, err
 }
 
@@ -165,20 +165,20 @@ func (c *Client) Drilldown(ctx context.Context, p Pillar) (Drilldown, error) {
 		return Drilldown{}, err
 	}
 	var d Drilldown
-	err := c.get(ctx, DrilldownEndpoint(p), 0, nil, func(dec *json.Decoder) (err error) {
+	err := c.get(ctx, DrilldownEndpoint(p), 0, nil, withJSON(func(dec *json.Decoder) (err error) {
 		d, err = decodeDrilldown(dec, p)
 		return err
-	})
+	}))
 	return d, err
 }
 
 // Summary fetches GET /v1/summaries.
 func (c *Client) Summary(ctx context.Context) (Summary, error) {
 	var s Summary
-	err := c.get(ctx, EndpointSummaries, 0, nil, func(dec *json.Decoder) (err error) {
+	err := c.get(ctx, EndpointSummaries, 0, nil, withJSON(func(dec *json.Decoder) (err error) {
 		s, err = decodeSummary(dec)
 		return err
-	})
+	}))
 	return s, err
 }
 
@@ -209,10 +209,22 @@ func decodeSummary(dec *json.Decoder) (Summary, error) {
 	return s, f.error()
 }
 
+// withJSON adapts a decoder of one JSON document to get: it decodes with
+// encoding/json and then requires the end of the body.
+func withJSON(decode func(*json.Decoder) error) func(io.Reader) error {
+	return func(r io.Reader) error {
+		dec := json.NewDecoder(r)
+		if err := decode(dec); err != nil {
+			return err
+		}
+		return expectEOF(dec)
+	}
+}
+
 // get sends one GET for endpoint (page is 0 for unpaginated endpoints) and
-// hands the size-limited body to decode. It returns *StatusError,
-// *TransportError or *DecodeError.
-func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, decode func(*json.Decoder) error) error {
+// hands the size-limited body to decode, which must consume all of it. It
+// returns *StatusError, *TransportError or *DecodeError.
+func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, decode func(io.Reader) error) error {
 	where := endpoint
 	if page > 0 {
 		where = fmt.Sprintf("%s page %d", endpoint, page)
@@ -249,12 +261,7 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, sanitize(resp.Header.Get("Content-Type"), key, 64))}
 	}
 	body := &limitedBody{r: resp.Body, left: c.maxBytes}
-	dec := json.NewDecoder(body)
-	err = decode(dec)
-	if err == nil {
-		err = expectEOF(dec)
-	}
-	if err == nil {
+	if err = decode(body); err == nil {
 		return nil
 	}
 	return c.classify(where, body, err, key)
@@ -303,7 +310,8 @@ func (c *Client) classify(where string, body *limitedBody, err error, key string
 		return &DecodeError{Endpoint: where, Field: fe.field, Err: fe.err}
 	}
 	var se *json.SyntaxError
-	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	var ss *syntaxError
+	if errors.As(err, &se) || errors.As(err, &ss) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		msg := err.Error()
 		if errors.Is(err, io.EOF) {
 			msg = "empty body"

@@ -3,8 +3,11 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -78,26 +81,41 @@ func FuzzDecodeDrilldown(f *testing.F) {
 	})
 }
 
-func FuzzDecodeEventPage(f *testing.F) {
+// FuzzEventPageDecoders holds the scanner to the encoding/json reference:
+// both accept or both reject every input, and when they accept, they agree
+// on every event and on the cursor.
+func FuzzEventPageDecoders(f *testing.F) {
 	f.Add([]byte(`{"events":[{"id":"evt_1","lat":48.0,"lon":37.8,"actors":["a"],"category":"battles","escalation":0.7,"occurred_at":"2026-11-19T02:25:35.862Z"}],"next_cursor":"abc"}`))
 	f.Add([]byte(`{"events":[],"next_cursor":null,"events":[]}`))
 	f.Add([]byte(`{"next_cursor":12,"events":[{}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		n := 0
-		_, err := decodePage(dec, "events", func(i int) error {
-			e, err := decodeEvent(dec, "events[0].")
-			if err == nil && e.OccurredAt.IsZero() {
-				t.Errorf("accepted an event without occurred_at: %+v", e)
+		fast, fastCursor, fastErr := newEventPages().decode(bytes.NewReader(body), nil)
+		ref, refCursor, refErr := referenceEventPage(bytes.NewReader(body), nil)
+		// A body that arrives a byte at a time exercises every refill path.
+		trickled, trickledCursor, trickledErr := newEventPages().decode(iotest.OneByteReader(bytes.NewReader(body)), nil)
+		if (trickledErr == nil) != (fastErr == nil) || trickledCursor != fastCursor || !reflect.DeepEqual(trickled, fast) {
+			t.Fatalf("read at once: %v, %+v; read byte by byte: %v, %+v", fastErr, fast, trickledErr, trickled)
+		}
+		if (fastErr == nil) != (refErr == nil) {
+			t.Fatalf("scanner error %v, encoding/json error %v, for %q", fastErr, refErr, body)
+		}
+		if fastErr != nil {
+			return
+		}
+		if fastCursor != refCursor || len(fast) != len(ref) {
+			t.Fatalf("scanner: %d events, cursor %q; encoding/json: %d events, cursor %q", len(fast), fastCursor, len(ref), refCursor)
+		}
+		for i := range fast {
+			a, b := fast[i], ref[i]
+			if a.ID != b.ID || a.Category != b.Category || !sameFloat(a.Lat, b.Lat) || !sameFloat(a.Lon, b.Lon) ||
+				!sameFloat(a.Escalation, b.Escalation) || !a.OccurredAt.Equal(b.OccurredAt) || !slices.Equal(a.Actors, b.Actors) {
+				t.Fatalf("event %d: scanner %+v, encoding/json %+v", i, a, b)
 			}
-			n++
-			return err
-		})
-		if err == nil && n < 0 {
-			t.Fatal("unreachable")
 		}
 	})
 }
+
+func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
 
 func FuzzDecodeBriefingPage(f *testing.F) {
 	f.Add([]byte(`{"briefings":[{"id":"brf_1","headline":"h","summary":"s","tags":["t"],"published_at":"2026-11-21T06:00:00Z"}],"next_cursor":null}`))

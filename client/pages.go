@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/url"
 	"strconv"
@@ -16,12 +17,12 @@ import (
 // reused for the next page: copy what you keep. Aggregating page by page
 // keeps memory at one page whatever the number of events.
 func (c *Client) ConflictEventPages(ctx context.Context) iter.Seq2[[]Event, error] {
-	return walk(c, ctx, EndpointConflict, "events", decodeEvent)
+	return walk(c, ctx, EndpointConflict, newEventPages().decode)
 }
 
 // BriefingPages walks GET /v1/briefings page by page, like ConflictEventPages.
 func (c *Client) BriefingPages(ctx context.Context) iter.Seq2[[]Briefing, error] {
-	return walk(c, ctx, EndpointBriefings, "briefings", decodeBriefing)
+	return walk(c, ctx, EndpointBriefings, jsonPage("briefings", decodeBriefing))
 }
 
 // ConflictEvents returns every event of every page (up to Config.MaxPages).
@@ -32,16 +33,6 @@ func (c *Client) ConflictEvents(ctx context.Context) ([]Event, error) {
 // Briefings returns every briefing of every page (up to Config.MaxPages).
 func (c *Client) Briefings(ctx context.Context) ([]Briefing, error) {
 	return collect(c.BriefingPages(ctx))
-}
-
-func decodeEvent(dec *json.Decoder, prefix string) (Event, error) {
-	var w wireEvent
-	if err := decodeValue(dec, &w, prefix); err != nil {
-		return Event{}, err
-	}
-	f := fields{prefix: prefix}
-	e := w.convert(&f)
-	return e, f.error()
 }
 
 func decodeBriefing(dec *json.Decoder, prefix string) (Briefing, error) {
@@ -65,9 +56,30 @@ func collect[T any](pages iter.Seq2[[]T, error]) ([]T, error) {
 	return all, nil
 }
 
+// pageDecoder decodes one whole page body, appending its items to items,
+// and returns them with the page's next_cursor.
+type pageDecoder[T any] func(r io.Reader, items []T) ([]T, string, error)
+
+// jsonPage is a pageDecoder on encoding/json: the page object is streamed
+// token by token and each item of the array under arrayKey decoded by item.
+func jsonPage[T any](arrayKey string, item func(*json.Decoder, string) (T, error)) pageDecoder[T] {
+	return func(r io.Reader, items []T) ([]T, string, error) {
+		dec := json.NewDecoder(r)
+		next, err := decodePage(dec, arrayKey, func(i int) error {
+			it, err := item(dec, arrayKey+"["+strconv.Itoa(i)+"].")
+			items = append(items, it)
+			return err
+		})
+		if err == nil {
+			err = expectEOF(dec)
+		}
+		return items, next, err
+	}
+}
+
 // walk follows next_cursor from the first page until it is null, bounded by
 // maxPages and guarded against a server that repeats a cursor.
-func walk[T any](c *Client, ctx context.Context, endpoint, arrayKey string, item func(*json.Decoder, string) (T, error)) iter.Seq2[[]T, error] {
+func walk[T any](c *Client, ctx context.Context, endpoint string, decode pageDecoder[T]) iter.Seq2[[]T, error] {
 	return func(yield func([]T, error) bool) {
 		seen := make(map[string]bool)
 		var (
@@ -82,15 +94,10 @@ func walk[T any](c *Client, ctx context.Context, endpoint, arrayKey string, item
 			if c.pageSizeParam != "" && c.pageSize > 0 {
 				query.Set(c.pageSizeParam, strconv.Itoa(c.pageSize))
 			}
-			items = items[:0]
 			var next string
-			err := c.get(ctx, endpoint, page, query, func(dec *json.Decoder) error {
+			err := c.get(ctx, endpoint, page, query, func(r io.Reader) error {
 				var err error
-				next, err = decodePage(dec, arrayKey, func(i int) error {
-					it, err := item(dec, arrayKey+"["+strconv.Itoa(i)+"].")
-					items = append(items, it)
-					return err
-				})
+				items, next, err = decode(r, items[:0])
 				return err
 			})
 			if err != nil {

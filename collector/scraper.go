@@ -154,12 +154,25 @@ func (s *Scraper) leave(c *collection) {
 	if c.waiters > 0 {
 		return
 	}
-	select {
-	case <-c.done:
-	default:
+	if c.pending() {
 		c.canceled = true
 		c.cancel()
 	}
+}
+
+// pending reports whether some endpoint has not answered yet. It looks at
+// the results rather than c.done, which closes a moment after the last
+// result: a collection that is complete must not be marked canceled, or a
+// cache TTL would never serve it.
+func (c *collection) pending() bool {
+	for _, r := range c.results {
+		select {
+		case <-r.done:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // start launches every task under the deadline of the scrape that starts

@@ -1,0 +1,500 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// scanner is a strict, streaming JSON reader for the hot path (pages of
+// conflict events): no reflection, one reused buffer, and values handed out
+// as byte slices valid until the next call. It accepts exactly RFC 8259
+// JSON; what encoding/json rejects, it rejects (the differential fuzz test
+// holds it to that).
+type scanner struct {
+	r       io.Reader
+	buf     []byte // buf[pos:end] is unread input
+	pos     int
+	end     int
+	offset  int64 // input offset of buf[0]
+	readErr error // sticky error from r (io.EOF at the end)
+	scratch []byte // unescaped strings
+	keyBuf  []byte // the last object key
+}
+
+// maxDepth bounds nesting in skipped values, as encoding/json does.
+const maxDepth = 10000
+
+func newScanner(r io.Reader, buf []byte) *scanner {
+	if cap(buf) < 4096 {
+		buf = make([]byte, 32<<10)
+	}
+	return &scanner{r: r, buf: buf[:cap(buf)]}
+}
+
+// syntaxError is malformed JSON at an input offset.
+type syntaxError struct {
+	msg    string
+	offset int64
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+func (s *scanner) syntax(format string, args ...any) error {
+	return &syntaxError{msg: fmt.Sprintf(format, args...), offset: s.offset + int64(s.pos)}
+}
+
+// fill reads more input, keeping buf[keep:end]; it returns false at the end
+// of input or on a read error (in readErr).
+func (s *scanner) fill(keep int) bool {
+	if s.readErr != nil {
+		return false
+	}
+	if keep > 0 {
+		n := copy(s.buf, s.buf[keep:s.end])
+		s.offset += int64(keep)
+		s.pos -= keep
+		s.end = n
+	} else if keep == 0 && s.end == len(s.buf) {
+		// A single token fills the buffer: grow it (the body limit bounds this).
+		s.buf = append(s.buf, make([]byte, len(s.buf))...)[:2*len(s.buf)]
+	}
+	for {
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			s.readErr = err
+		}
+		if n > 0 {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// eof is the error for input that ends inside a value.
+func (s *scanner) eof() error {
+	if s.readErr != nil && !errors.Is(s.readErr, io.EOF) {
+		return s.readErr
+	}
+	return io.ErrUnexpectedEOF
+}
+
+// peek skips whitespace and returns the next byte without consuming it.
+func (s *scanner) peek() (byte, error) {
+	if s.pos < s.end && s.buf[s.pos] > ' ' { // the usual case: no whitespace
+		return s.buf[s.pos], nil
+	}
+	for {
+		for s.pos < s.end {
+			switch c := s.buf[s.pos]; c {
+			case ' ', '\t', '\n', '\r':
+				s.pos++
+			default:
+				return c, nil
+			}
+		}
+		if !s.fill(s.pos) {
+			if errors.Is(s.readErr, io.EOF) || s.readErr == nil {
+				return 0, io.EOF
+			}
+			return 0, s.readErr
+		}
+	}
+}
+
+// next is peek for a byte that must exist.
+func (s *scanner) next() (byte, error) {
+	c, err := s.peek()
+	if errors.Is(err, io.EOF) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return c, err
+}
+
+func (s *scanner) expect(want byte) error {
+	c, err := s.next()
+	if err != nil {
+		return err
+	}
+	if c != want {
+		return s.syntax("invalid character %q, want %q", c, want)
+	}
+	s.pos++
+	return nil
+}
+
+// more reports whether an object or array continues: it consumes a ','
+// (not before the first element) or the closing delimiter.
+func (s *scanner) more(first bool, closing byte) (bool, error) {
+	c, err := s.next()
+	if err != nil {
+		return false, err
+	}
+	if c == closing {
+		s.pos++
+		return false, nil
+	}
+	if first {
+		return true, nil
+	}
+	if c != ',' {
+		return false, s.syntax("invalid character %q after a value, want ',' or %q", c, closing)
+	}
+	s.pos++
+	if c, err = s.next(); err != nil {
+		return false, err
+	}
+	if c == closing {
+		return false, s.syntax("invalid character %q after ','", c)
+	}
+	return true, nil
+}
+
+// kind names the JSON type starting with c, for type errors.
+func kind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
+
+// plain marks the bytes a string can hold as they are: not the closing
+// quote, not a backslash, not a control character, and ASCII.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads a string and returns its unescaped bytes, valid until the next
+// call. Invalid UTF-8 becomes U+FFFD, as encoding/json does. While the
+// string is scanned, s.pos stays at its first byte, so a refill keeps it.
+func (s *scanner) str() ([]byte, error) {
+	if err := s.expect('"'); err != nil {
+		return nil, err
+	}
+	escaped, ascii := false, true
+	for i := s.pos; ; {
+		for i < s.end && plain[s.buf[i]] {
+			i++
+		}
+		if i >= s.end {
+			keep := s.pos
+			if !s.fill(keep) {
+				return nil, s.eof()
+			}
+			i -= keep
+			continue
+		}
+		switch c := s.buf[i]; {
+		case c == '"':
+			raw := s.buf[s.pos:i]
+			s.pos = i + 1
+			if !escaped && (ascii || utf8.Valid(raw)) {
+				return raw, nil
+			}
+			return s.unescape(raw)
+		case c == '\\':
+			escaped = true
+			i += 2 // the escaped byte is never the closing quote
+		case c < 0x20:
+			s.pos = i
+			return nil, s.syntax("invalid control character in string")
+		default: // non-ASCII
+			ascii = false
+			i++
+		}
+	}
+}
+
+// unescape decodes the escapes of a raw string into the scratch buffer.
+func (s *scanner) unescape(raw []byte) ([]byte, error) {
+	out := s.scratch[:0]
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if c < utf8.RuneSelf {
+				out = append(out, c)
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(raw[i:])
+			out = utf8.AppendRune(out, r) // RuneError for invalid bytes
+			i += size
+			continue
+		}
+		if i+1 >= len(raw) {
+			return nil, s.syntax("invalid escape in string")
+		}
+		switch e := raw[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(raw[i+2:])
+			if !ok {
+				return nil, s.syntax("invalid \\u escape in string")
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if len(raw) >= i+6 && raw[i] == '\\' && raw[i+1] == 'u' {
+					if lo, ok := hex4(raw[i+2:]); ok {
+						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+							r2 = dec
+							i += 6
+						}
+					}
+				}
+				r = r2
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return nil, s.syntax("invalid escape %q in string", e)
+		}
+		i += 2
+	}
+	s.scratch = out
+	return out, nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number reads a JSON number and returns its text, valid until the next call.
+func (s *scanner) number() ([]byte, error) {
+	if _, err := s.next(); err != nil {
+		return nil, err
+	}
+	start := s.pos
+	i := start
+	at := func() (byte, bool) {
+		for i >= s.end {
+			keep := start
+			if !s.fill(keep) {
+				return 0, false
+			}
+			i -= keep
+			start = 0
+		}
+		return s.buf[i], true
+	}
+	digits := func() int {
+		n := 0
+		for c, ok := at(); ok && c >= '0' && c <= '9'; c, ok = at() {
+			i++
+			n++
+		}
+		return n
+	}
+	if c, _ := at(); c == '-' {
+		i++
+	}
+	c, ok := at()
+	switch {
+	case !ok:
+		return nil, s.eof()
+	case c == '0':
+		i++
+	case c >= '1' && c <= '9':
+		digits()
+	default:
+		s.pos = i
+		return nil, s.syntax("invalid character %q in number", c)
+	}
+	if c, ok := at(); ok && c == '.' {
+		i++
+		if digits() == 0 {
+			if _, ok := at(); !ok {
+				return nil, s.eof()
+			}
+			s.pos = i
+			return nil, s.syntax("invalid character after decimal point in number")
+		}
+	}
+	if c, ok := at(); ok && (c == 'e' || c == 'E') {
+		i++
+		if c, ok := at(); ok && (c == '+' || c == '-') {
+			i++
+		}
+		if digits() == 0 {
+			if _, ok := at(); !ok {
+				return nil, s.eof()
+			}
+			s.pos = i
+			return nil, s.syntax("invalid character in exponent of number")
+		}
+	}
+	if s.readErr != nil && !errors.Is(s.readErr, io.EOF) && i >= s.end {
+		return nil, s.readErr
+	}
+	s.pos = i
+	return s.buf[start:i], nil
+}
+
+// literal consumes true, false or null.
+func (s *scanner) literal() error {
+	c, err := s.next()
+	if err != nil {
+		return err
+	}
+	var word string
+	switch c {
+	case 't':
+		word = "true"
+	case 'f':
+		word = "false"
+	case 'n':
+		word = "null"
+	default:
+		return s.syntax("invalid character %q looking for beginning of value", c)
+	}
+	for s.end-s.pos < len(word) {
+		if !s.fill(s.pos) {
+			return s.eof()
+		}
+	}
+	if string(s.buf[s.pos:s.pos+len(word)]) != word {
+		return s.syntax("invalid literal, want %s", word)
+	}
+	s.pos += len(word)
+	return nil
+}
+
+// null consumes a null if one comes next.
+func (s *scanner) null() (bool, error) {
+	c, err := s.next()
+	if err != nil || c != 'n' {
+		return false, err
+	}
+	return true, s.literal()
+}
+
+// skip consumes any one value.
+func (s *scanner) skip(depth int) error {
+	if depth > maxDepth {
+		return s.syntax("exceeded max depth")
+	}
+	c, err := s.next()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '"':
+		_, err = s.str()
+		return err
+	case '{':
+		s.pos++
+		for first := true; ; first = false {
+			more, err := s.more(first, '}')
+			if err != nil || !more {
+				return err
+			}
+			if c, err := s.next(); err != nil {
+				return err
+			} else if c != '"' {
+				return s.syntax("invalid character %q looking for beginning of object key string", c)
+			}
+			if _, err := s.str(); err != nil {
+				return err
+			}
+			if err := s.expect(':'); err != nil {
+				return err
+			}
+			if err := s.skip(depth + 1); err != nil {
+				return err
+			}
+		}
+	case '[':
+		s.pos++
+		for first := true; ; first = false {
+			more, err := s.more(first, ']')
+			if err != nil || !more {
+				return err
+			}
+			if err := s.skip(depth + 1); err != nil {
+				return err
+			}
+		}
+	case 't', 'f', 'n':
+		return s.literal()
+	default:
+		_, err = s.number()
+		return err
+	}
+}
+
+// float reads a number as float64; out of range is a type error.
+func (s *scanner) float() (float64, error) {
+	b, err := s.number()
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, errOutOfRange
+		}
+		return 0, s.syntax("invalid number")
+	}
+	return v, nil
+}
+
+var errOutOfRange = errors.New("number out of the range of a float64")
+
+// finish requires only whitespace until the end of input.
+func (s *scanner) finish() error {
+	_, err := s.peek()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return err
+	}
+	return errors.New("trailing data after the JSON document")
+}
