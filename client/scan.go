@@ -19,8 +19,8 @@ type scanner struct {
 	buf     []byte // buf[pos:end] is unread input
 	pos     int
 	end     int
-	offset  int64 // input offset of buf[0]
-	readErr error // sticky error from r (io.EOF at the end)
+	offset  int64  // input offset of buf[0]
+	readErr error  // sticky error from r (io.EOF at the end)
 	scratch []byte // unescaped strings
 	keyBuf  []byte // the last object key
 }
