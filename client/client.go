@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/version"
@@ -89,6 +90,7 @@ type Client struct {
 	maxPages      int
 	maxBytes      int64
 	observe       func(endpoint, code string, d time.Duration)
+	eventPages    *sync.Pool // of *eventPages: decoders with grown buffers
 }
 
 // New checks cfg and returns a client. It sends no request.
@@ -115,9 +117,14 @@ func New(cfg Config) (*Client, error) {
 		maxPages:      cfg.MaxPages,
 		maxBytes:      cfg.MaxResponseBytes,
 		observe:       cfg.Observe,
+		eventPages:    &sync.Pool{New: func() any { return newEventPages() }},
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// A scrape sends up to eight requests to one host at once; Go's
+		// default of two idle connections per host would redial six each time.
+		t.MaxIdleConnsPerHost = 16
+		c.http = &http.Client{Transport: t}
 	}
 	if c.userAgent == "" {
 		c.userAgent = "global_stability_exporter/" + cmp(version.Version, "dev")

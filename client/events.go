@@ -20,6 +20,7 @@ import (
 // It accepts and rejects exactly what the encoding/json decoder of the other
 // endpoints would; FuzzEventPageDecoders checks the two against each other.
 type eventPages struct {
+	items  []Event           // the page handed to the caller
 	buf    []byte            // the scanner's read buffer
 	intern map[string]string // category and actor names
 	ids    []byte            // this page's IDs, back to back
@@ -59,8 +60,16 @@ func (d *eventPages) internString(b []byte) string {
 	return s
 }
 
-// decode is a pageDecoder for /v1/conflict.
-func (d *eventPages) decode(r io.Reader, items []Event) ([]Event, string, error) {
+// decode is a pageDecoder for /v1/conflict. It decodes into its own items
+// slice, reused from page to page and from walk to walk, whatever slice it
+// is given.
+func (d *eventPages) decode(r io.Reader, _ []Event) ([]Event, string, error) {
+	items, cursor, err := d.decodeInto(r, d.items[:0])
+	d.items = items
+	return items, cursor, err
+}
+
+func (d *eventPages) decodeInto(r io.Reader, items []Event) ([]Event, string, error) {
 	s := newScanner(r, d.buf)
 	defer func() { d.buf = s.buf }()
 	d.ids, d.actors, d.spans = d.ids[:0], d.actors[:0], d.spans[:0]
@@ -334,7 +343,7 @@ func (d *eventPages) value(s *scanner, ev *Event, sp *eventSpans, bit int) (ok b
 			return false, nil, nil
 		}
 		v, err := s.float()
-		if errors.Is(err, errOutOfRange) {
+		if err != nil && errors.Is(err, errOutOfRange) {
 			return true, err, nil
 		}
 		switch bit {

@@ -14,10 +14,22 @@ import (
 
 // ConflictEventPages walks GET /v1/conflict page by page. Each step yields
 // one page's events, or an error after which the walk ends. The slice is
-// reused for the next page: copy what you keep. Aggregating page by page
-// keeps memory at one page whatever the number of events.
+// reused for the next page and by later walks: copy the events you keep
+// (an Event itself may be kept; what it refers to is never reused).
+// Aggregating page by page keeps memory at one page whatever the number of
+// events.
 func (c *Client) ConflictEventPages(ctx context.Context) iter.Seq2[[]Event, error] {
-	return walk(c, ctx, EndpointConflict, newEventPages().decode)
+	return func(yield func([]Event, error) bool) {
+		// The decoder and its buffers go back to the pool when the walk
+		// ends, so that the next scrape starts with them grown.
+		d := c.eventPages.Get().(*eventPages)
+		defer c.eventPages.Put(d)
+		for page, err := range walk(c, ctx, EndpointConflict, d.decode) {
+			if !yield(page, err) {
+				return
+			}
+		}
+	}
 }
 
 // BriefingPages walks GET /v1/briefings page by page, like ConflictEventPages.

@@ -111,7 +111,7 @@ func (s *scanner) peek() (byte, error) {
 // next is peek for a byte that must exist.
 func (s *scanner) next() (byte, error) {
 	c, err := s.peek()
-	if errors.Is(err, io.EOF) {
+	if err != nil && errors.Is(err, io.EOF) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	return c, err

@@ -1,0 +1,379 @@
+// Command bench measures the exporter against the targets of its
+// performance issue, with the simulator and the exporter as separate
+// processes on this machine, and prints a markdown table:
+//
+//	go run ./bench                        # print the table
+//	go run ./bench -o bench/RESULTS.md    # also write it, with the machine it ran on
+//
+// What it measures:
+//   - scrape wall time against the longest chain of upstream requests, with
+//     latency injected by the simulator (pages of one endpoint are sequential);
+//   - upstream requests caused by a burst of concurrent scrapes (from the
+//     exporter's own global_stability_api_requests_total);
+//   - exporter CPU time per scrape, from /proc/<pid>/stat;
+//   - the exporter's peak RSS (VmHWM) over idle, at growing event counts.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const benchKey = "bench-key"
+
+func main() {
+	out := flag.String("o", "", "also write the results to this file")
+	flag.Parse()
+	if err := run(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type row struct {
+	measure, target, result string
+	met                     bool
+}
+
+func run(out string) error {
+	dir, err := os.MkdirTemp("", "gse-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	exporterBin, simBin := filepath.Join(dir, "exporter"), filepath.Join(dir, "simulator")
+	for bin, pkg := range map[string]string{exporterBin: ".", simBin: "./cmd/global-stability-simulator"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %w\n%s", pkg, err, out)
+		}
+	}
+	var rows []row
+
+	// 1. Wall time against the longest chain: 1,000 events in pages of 100
+	// (ten sequential requests) at 100ms each; the other endpoints run
+	// alongside and take one request each.
+	{
+		env, err := start(exporterBin, simBin, 1000, 100, 100*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		var walls []time.Duration
+		for range 7 {
+			start := time.Now()
+			if _, err := env.scrape(); err != nil {
+				env.stop()
+				return err
+			}
+			walls = append(walls, time.Since(start))
+		}
+		env.stop()
+		slices.Sort(walls)
+		median := walls[len(walls)/2]
+		chain := 10 * 100 * time.Millisecond
+		ratio := float64(median) / float64(chain)
+		rows = append(rows, row{"scrape wall time / longest request chain (10 pages × 100 ms)", "≤ 1.05",
+			fmt.Sprintf("%.3f (median %s of 7 scrapes, chain %s)", ratio, median.Round(time.Millisecond), chain), ratio <= 1.05})
+	}
+
+	// 2. A burst of 20 concurrent scrapes: one collection's worth of
+	// requests (1 overview + 4 drilldowns + 10 conflict pages + 1 + 1).
+	{
+		env, err := start(exporterBin, simBin, 1000, 100, 100*time.Millisecond)
+		if err != nil {
+			return err
+		}
+		before, err := env.requestsTotal()
+		if err == nil {
+			var wg sync.WaitGroup
+			errs := make(chan error, 20)
+			for range 20 {
+				wg.Go(func() {
+					if _, err := env.scrape(); err != nil {
+						errs <- err
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			err = errors.Join(<-errs)
+		}
+		after, err2 := env.requestsTotal()
+		env.stop()
+		if err = errors.Join(err, err2); err != nil {
+			return err
+		}
+		// The scrape that read "after" made one more collection of its own.
+		n := after - before - 17
+		rows = append(rows, row{"upstream requests for 20 concurrent scrapes", "one collection (17)",
+			fmt.Sprintf("%.0f", n), n == 17})
+	}
+
+	// 3. CPU per scrape at 1,000 events (one page), no injected latency.
+	{
+		env, err := start(exporterBin, simBin, 1000, 1000, 0)
+		if err != nil {
+			return err
+		}
+		for range 20 { // warm up: connections, buffers, the Go runtime
+			if _, err := env.scrape(); err != nil {
+				env.stop()
+				return err
+			}
+		}
+		const scrapes = 500
+		cpu0, err := cpuTime(env.exporter.Process.Pid)
+		for i := 0; i < scrapes && err == nil; i++ {
+			_, err = env.scrape()
+		}
+		cpu1, err2 := cpuTime(env.exporter.Process.Pid)
+		env.stop()
+		if err = errors.Join(err, err2); err != nil {
+			return err
+		}
+		per := (cpu1 - cpu0) / scrapes
+		rows = append(rows, row{"exporter CPU per scrape at 1,000 events (gzip-encoded /metrics included)", "< 2 ms",
+			fmt.Sprintf("%.2f ms (%d scrapes)", float64(per)/float64(time.Millisecond), scrapes), per < 2*time.Millisecond})
+	}
+
+	// 4. Peak RSS over idle at growing event counts, pages of 1,000.
+	for _, events := range []int{1000, 10000, 100000} {
+		env, err := start(exporterBin, simBin, events, 1000, 0)
+		if err != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+		idle, err := peakRSS(env.exporter.Process.Pid)
+		for i := 0; i < 5 && err == nil; i++ {
+			var body string
+			body, err = env.scrape()
+			if err == nil && !strings.Contains(body, fmt.Sprintf("\nglobal_stability_conflict_events %d\n", events)) {
+				err = fmt.Errorf("scrape at %d events did not count them all", events)
+			}
+		}
+		peak, err2 := peakRSS(env.exporter.Process.Pid)
+		env.stop()
+		if err = errors.Join(err, err2); err != nil {
+			return err
+		}
+		grown := peak - idle
+		target, met := "—", true
+		if events == 100000 {
+			target, met = "< 20 MiB", grown < 20<<20
+		}
+		rows = append(rows, row{fmt.Sprintf("peak RSS over idle, %d events (%d pages of 1,000), 5 scrapes", events, events/1000), target,
+			fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB)", mib(grown), mib(idle), mib(peak)), met})
+	}
+
+	table := render(rows)
+	fmt.Print(table)
+	if out != "" {
+		return os.WriteFile(out, []byte(resultsDoc(table)), 0o644)
+	}
+	return nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func render(rows []row) string {
+	var b strings.Builder
+	b.WriteString("| measure | target | result | met |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		met := "yes"
+		if !r.met {
+			met = "**no**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.measure, r.target, r.result, met)
+	}
+	return b.String()
+}
+
+func resultsDoc(table string) string {
+	return fmt.Sprintf(`# Benchmark results
+
+Produced by `+"`go run ./bench -o bench/RESULTS.md`"+` on %s.
+
+Machine: %s, %d cores, %s, %s/%s. The simulator and the exporter ran as
+separate processes on this machine; timings on a shared 2-core machine are
+noisy, so the harness takes medians and averages over many scrapes.
+
+%s
+The Go benchmarks (`+"`make bench`"+`) measure the same code without processes:
+decoding a page of 1,000 events (the scanner beside the encoding/json
+reference it replaced), a whole collection at 10, 1,000 and 100,000 events
+against replayed simulator responses, and rendering /metrics.
+`, time.Now().UTC().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), memTotal(), runtime.GOOS, runtime.GOARCH, table)
+}
+
+// env is a simulator and an exporter, running.
+type env struct {
+	simulator, exporter *exec.Cmd
+	addr                string
+}
+
+func freePort() (string, error) {
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func start(exporterBin, simBin string, events, pageSize int, latency time.Duration) (*env, error) {
+	simAddr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	exporterAddr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	e := &env{addr: exporterAddr}
+	e.simulator = exec.Command(simBin, "--listen-address="+simAddr, "--key="+benchKey,
+		"--events="+strconv.Itoa(events), "--page-size="+strconv.Itoa(pageSize), "--latency="+latency.String())
+	e.exporter = exec.Command(exporterBin, "--api.url=http://"+simAddr, "--web.listen-address="+exporterAddr,
+		"--api.max-pages=1000", "--api.timeout=60s", "--log.level=warn")
+	e.exporter.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey)
+	for _, c := range []*exec.Cmd{e.simulator, e.exporter} {
+		c.Stderr = os.Stderr
+		if err := c.Start(); err != nil {
+			e.stop()
+			return nil, err
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + simAddr + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp, err = http.Get("http://" + exporterAddr + "/"); err == nil {
+				resp.Body.Close()
+				return e, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			e.stop()
+			return nil, fmt.Errorf("processes did not start: %w", err)
+		}
+	}
+}
+
+func (e *env) stop() {
+	for _, c := range []*exec.Cmd{e.exporter, e.simulator} {
+		if c != nil && c.Process != nil {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}
+}
+
+// scrape fetches /metrics as Prometheus would.
+func (e *env) scrape() (string, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+e.addr+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "30")
+	req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+	resp, err := http.DefaultClient.Do(req) // Go asks for gzip and decompresses, as Prometheus does
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && !strings.Contains(string(b), "\nglobal_stability_up 1\n") {
+		err = errors.New("a scrape did not succeed whole")
+	}
+	return string(b), err
+}
+
+func (e *env) requestsTotal() (float64, error) {
+	body, err := e.scrape()
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for line := range strings.SplitSeq(body, "\n") {
+		if strings.HasPrefix(line, "global_stability_api_requests_total{") {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+		}
+	}
+	return total, nil
+}
+
+// cpuTime is the user+system CPU time of pid, from /proc/<pid>/stat.
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// fields 14 and 15 of the whole line, in clock ticks (100 per second).
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// peakRSS is VmHWM of pid, in bytes.
+func peakRSS(pid int) (int64, error) {
+	return statusKB(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:")
+}
+
+func statusKB(path, key string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			kb, err := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", path, key)
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+		}
+	}
+	return "unknown CPU"
+}
+
+func memTotal() string {
+	kb, err := statusKB("/proc/meminfo", "MemTotal:")
+	if err != nil {
+		return "unknown memory"
+	}
+	return fmt.Sprintf("%.0f GiB memory", float64(kb)/(1<<30))
+}
