@@ -248,6 +248,8 @@ func (d *eventPages) event(s *scanner, ev *Event, sp *eventSpans, index int) err
 			if err != nil {
 				return err
 			}
+			// A switch rather than a loop over eventFieldNames: this is the
+			// hottest loop of a scrape, and the loop measured 15% slower.
 			bit, name := 0, ""
 			switch string(key) {
 			case "id":
