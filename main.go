@@ -54,8 +54,12 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// The demo simulator outlives the signal: scrapes in flight at shutdown
+	// still need it. It stops when run returns.
+	demoCtx, stopDemo := context.WithCancel(context.Background())
+	defer stopDemo()
 	apiRequests := collector.NewAPIRequestsCounter()
-	cl, err := f.newClient(ctx, logger, apiRequests)
+	cl, err := f.newClient(demoCtx, logger, apiRequests)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
