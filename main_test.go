@@ -132,8 +132,7 @@ func freeAddr(t *testing.T) string {
 func startExporter(t *testing.T, env []string, args ...string) *exporter {
 	t.Helper()
 	e := &exporter{addr: freeAddr(t), logs: &lockedBuffer{}}
-	e.cmd = exec.Command(binary, append(args, "--web.listen-address="+e.addr)...)
-	e.cmd.Env = append(os.Environ(), env...)
+	e.cmd = execExporter(append(args, "--web.listen-address="+e.addr), env...)
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,7 +112,7 @@ func New(cfg Config) (*Client, error) {
 		apiKey:        cfg.APIKey,
 		http:          cfg.HTTPClient,
 		userAgent:     cfg.UserAgent,
-		cursorParam:   cmp(cfg.CursorParam, DefaultCursorParam),
+		cursorParam:   cmp.Or(cfg.CursorParam, DefaultCursorParam),
 		pageSizeParam: cfg.PageSizeParam,
 		pageSize:      cfg.PageSize,
 		maxPages:      cfg.MaxPages,
@@ -127,7 +128,7 @@ func New(cfg Config) (*Client, error) {
 		c.http = &http.Client{Transport: t}
 	}
 	if c.userAgent == "" {
-		c.userAgent = "global_stability_exporter/" + cmp(version.Version, "dev")
+		c.userAgent = "global_stability_exporter/" + cmp.Or(version.Version, "dev")
 	}
 	if c.maxPages <= 0 {
 		c.maxPages = DefaultMaxPages
@@ -139,13 +140,6 @@ func New(cfg Config) (*Client, error) {
 		c.observe = func(string, string, time.Duration) {}
 	}
 	return c, nil
-}
-
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // String shows only the redacted base URL, whatever the verb.

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -333,7 +334,7 @@ func TestDecodeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", cmpStr(tt.contentType, "application/json"))
+				w.Header().Set("Content-Type", cmp.Or(tt.contentType, "application/json"))
 				fmt.Fprint(w, tt.body)
 			})
 			c := newClient(t, srv.URL)
@@ -357,13 +358,6 @@ func TestDecodeErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cmpStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func TestExtraFieldsAndTimestampFormsAccepted(t *testing.T) {

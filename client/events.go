@@ -379,7 +379,7 @@ func (d *eventPages) value(s *scanner, ev *Event, sp *eventSpans, bit int) (ok b
 	case hasCategory:
 		ev.Category = d.internString(b)
 	case hasOccurredAt:
-		t, err := ParseTimestampBytes(b)
+		t, err := parseTimestampBytes(b)
 		if err != nil {
 			return true, err, nil
 		}
@@ -432,9 +432,9 @@ func (d *eventPages) actorList(s *scanner, sp *eventSpans) (ok bool, invalid, er
 	return true, nil, nil
 }
 
-// ParseTimestampBytes is ParseTimestamp without allocating for the usual
+// parseTimestampBytes is ParseTimestamp without allocating for the usual
 // form, YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM).
-func ParseTimestampBytes(b []byte) (time.Time, error) {
+func parseTimestampBytes(b []byte) (time.Time, error) {
 	if t, ok := parseRFC3339Fast(b); ok {
 		return t, nil
 	}

@@ -106,16 +106,6 @@ type wireDrilldown struct {
 	AsOf       *string           `json:"as_of"`
 }
 
-type wireEvent struct {
-	ID         *string   `json:"id"`
-	Lat        *float64  `json:"lat"`
-	Lon        *float64  `json:"lon"`
-	Actors     *[]string `json:"actors"`
-	Category   *string   `json:"category"`
-	Escalation *float64  `json:"escalation"`
-	OccurredAt *string   `json:"occurred_at"`
-}
-
 type wireBriefing struct {
 	ID          *string   `json:"id"`
 	Headline    *string   `json:"headline"`
@@ -233,18 +223,6 @@ func (w *wireDrilldown) convert(want Pillar) (Drilldown, *fields) {
 		})
 	}
 	return d, &f
-}
-
-func (w *wireEvent) convert(f *fields) Event {
-	return Event{
-		ID:         f.str("id", w.ID),
-		Lat:        f.num("lat", w.Lat),
-		Lon:        f.num("lon", w.Lon),
-		Actors:     f.strings("actors", w.Actors),
-		Category:   f.str("category", w.Category),
-		Escalation: f.num("escalation", w.Escalation),
-		OccurredAt: f.time("occurred_at", w.OccurredAt),
-	}
 }
 
 func (w *wireBriefing) convert(f *fields) Briefing {

@@ -539,11 +539,3 @@ func TestConflictGrid(t *testing.T) {
 		t.Errorf("at 10° with a cap of 1, want the busiest cell (3 events) and 2 dropped:\n%s", body)
 	}
 }
-
-type emptyGatherer struct{}
-
-func (emptyGatherer) Gather() ([]*dto.MetricFamily, error) { return nil, nil }
-
-type nopLogger struct{}
-
-func (nopLogger) Log(...any) error { return nil }

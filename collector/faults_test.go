@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/global-stability/global_stability_exporter/client"
@@ -249,7 +251,7 @@ func TestKeyEchoedByUpstreamIsRedacted(t *testing.T) {
 
 func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
 	e := newEnv(t, simulator.Config{Latency: 500 * time.Millisecond}, nil)
-	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: emptyGatherer{}, Logger: nopLogger{}, DefaultTimeout: 5 * time.Second, MaxRequests: 2})
+	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second, MaxRequests: 2})
 	codes := make(chan int, 6)
 	for range 6 {
 		go func() {
@@ -271,7 +273,7 @@ func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
 // sees one collection's worth of requests, and memory stays bounded.
 func TestLoad200ConcurrentScrapes(t *testing.T) {
 	e := newEnv(t, simulator.Config{Latency: 300 * time.Millisecond}, nil)
-	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: emptyGatherer{}, Logger: nopLogger{}, DefaultTimeout: 10 * time.Second})
+	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 10 * time.Second})
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
