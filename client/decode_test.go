@@ -3,8 +3,11 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -115,6 +118,45 @@ func FuzzEventPageDecoders(f *testing.F) {
 	})
 }
 
+// TestFloatMatchesParseFloat holds the scanner's number parsing, fast path
+// and slow, to strconv.ParseFloat bit for bit, on the edges of the fast
+// path and on many random decimals of the kind the API sends.
+func TestFloatMatchesParseFloat(t *testing.T) {
+	inputs := []string{"0", "-0", "0.0", "-0.0", "1", "-1", "0.1", "0.3", "24.2795", "-1.675", "89.9204", "100", "0.287",
+		"4503599627370495", "4503599627370496", "4503599627370497", "9007199254740993", "1234567890123456789",
+		"12345678901234567890", "40.6537199829809128", "819616817.54490502", "-776198260.568676898", "0.0000000000000000000001", "0.00000000000000000000001", "1.7976931348623157",
+		"1e5", "1E-5", "2.5e+3", "123456.78901234567", "0.1234567890123456789"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		digits := 1 + rng.IntN(18)
+		n := strconv.FormatUint(rng.Uint64N(uint64(math.Pow10(digits))), 10)
+		if at := rng.IntN(len(n) + 1); at < len(n) {
+			n = n[:at] + "." + n[at:]
+			if at == 0 {
+				n = "0" + n
+			}
+		}
+		if rng.IntN(2) == 0 {
+			n = "-" + n
+		}
+		inputs = append(inputs, n)
+	}
+	buf := make([]byte, 4096)
+	for _, in := range inputs {
+		want, wantErr := strconv.ParseFloat(in, 64)
+		// As a value in an object (the fast path), and alone at the end of
+		// the input (number cut by the buffer's end: the slow path).
+		for _, doc := range []string{in + ",", in} {
+			s := newScanner(strings.NewReader(doc), buf)
+			_, _ = s.next() // fill the buffer, as the decoder has when it reaches a value
+			got, err := s.float()
+			if (err != nil) != (wantErr != nil) || math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("float(%q) = %v (%x), %v; ParseFloat: %v (%x), %v", doc, got, math.Float64bits(got), err, want, math.Float64bits(want), wantErr)
+			}
+		}
+	}
+}
+
 func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
 
 func FuzzDecodeBriefingPage(f *testing.F) {
@@ -148,6 +190,26 @@ func FuzzParseTimestamp(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if ts, err := ParseTimestamp(s); err == nil && ts.IsZero() && !strings.HasPrefix(s, "0001-01-01") {
 			t.Errorf("ParseTimestamp(%q) = zero time without error", s)
+		}
+	})
+}
+
+// FuzzTimestampFastPath holds the event decoder's arithmetic timestamp
+// parser to ParseTimestamp (time.Parse): whatever it accepts, time.Parse
+// accepts as the same instant.
+func FuzzTimestampFastPath(f *testing.F) {
+	for _, s := range []string{"2026-11-22T04:30:00Z", "2026-11-22T06:30:00.250+02:00", "2024-02-29T23:59:59.999999999-11:30",
+		"2023-02-29T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1900-03-01T00:00:00+00:00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fast, ok := parseRFC3339Fast([]byte(s))
+		if !ok {
+			return
+		}
+		ref, err := ParseTimestamp(s)
+		if err != nil || !fast.Equal(ref) {
+			t.Fatalf("parseRFC3339Fast(%q) = %v; time.Parse gives %v, %v", s, fast, ref, err)
 		}
 	})
 }

@@ -162,6 +162,11 @@ func (s *scanner) key() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The usual case: the colon is next, in the buffer, and k stays valid.
+	if s.pos < s.end && s.buf[s.pos] == ':' {
+		s.pos++
+		return k, nil
+	}
 	// Reading the colon may refill the buffer and move k's bytes: keep a copy.
 	s.keyBuf = append(s.keyBuf[:0], k...)
 	return s.keyBuf, s.expect(':')
@@ -462,7 +467,7 @@ func parseRFC3339Fast(b []byte) (time.Time, bool) {
 	minute, ok5 := num(14, 16)
 	sec, ok6 := num(17, 19)
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || month < 1 || month > 12 || day < 1 ||
-		day > daysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
+		day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, false
 	}
 	i, nsec := 19, 0
@@ -481,25 +486,47 @@ func parseRFC3339Fast(b []byte) (time.Time, bool) {
 			nsec *= 10
 		}
 	}
+	// Seconds since the epoch by arithmetic: time.Date costs more than all
+	// the parsing above, and this runs for every event.
+	unix := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
 	switch rest := b[i:]; {
 	case len(rest) == 1 && rest[0] == 'Z':
-		return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+		return time.Unix(unix, int64(nsec)).UTC(), true
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
 		oh, ok1 := num(i+1, i+3)
 		om, ok2 := num(i+4, i+6)
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
 			return time.Time{}, false
 		}
-		offset := (oh*60 + om) * 60
+		offset := int64(oh*60+om) * 60
 		if rest[0] == '-' {
 			offset = -offset
 		}
-		t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-		return t.Add(-time.Duration(offset) * time.Second), true
+		return time.Unix(unix-offset, int64(nsec)).UTC(), true
 	}
 	return time.Time{}, false
 }
 
-func daysIn(m time.Month, year int) int {
-	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+// daysIn is the number of days in a month (1-12) of a proleptic Gregorian year.
+func daysIn(month, year int) int {
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		return 29
+	}
+	return [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month-1]
+}
+
+// daysSinceEpoch counts days from 1970-01-01 to a valid date of years
+// 0-9999 (Howard Hinnant's days_from_civil; eras of 400 years).
+func daysSinceEpoch(year, month, day int) int64 {
+	if month <= 2 {
+		year--
+	}
+	era := year / 400
+	if year < 0 {
+		era = (year - 399) / 400
+	}
+	yearOfEra := year - era*400
+	dayOfYear := (153*((month+9)%12)+2)/5 + day - 1
+	dayOfEra := yearOfEra*365 + yearOfEra/4 - yearOfEra/100 + dayOfYear
+	return int64(era*146097 + dayOfEra - 719468)
 }

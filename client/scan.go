@@ -86,10 +86,19 @@ func (s *scanner) eof() error {
 }
 
 // peek skips whitespace and returns the next byte without consuming it.
+// peek, next, expect and more check the usual case (the byte is in the
+// buffer, no whitespace) first, in a form the compiler inlines: they run
+// several times per field of every event.
 func (s *scanner) peek() (byte, error) {
-	if s.pos < s.end && s.buf[s.pos] > ' ' { // the usual case: no whitespace
-		return s.buf[s.pos], nil
+	if s.pos < s.end {
+		if c := s.buf[s.pos]; c > ' ' {
+			return c, nil
+		}
 	}
+	return s.peekSlow()
+}
+
+func (s *scanner) peekSlow() (byte, error) {
 	for {
 		for s.pos < s.end {
 			switch c := s.buf[s.pos]; c {
@@ -110,7 +119,16 @@ func (s *scanner) peek() (byte, error) {
 
 // next is peek for a byte that must exist.
 func (s *scanner) next() (byte, error) {
-	c, err := s.peek()
+	if s.pos < s.end {
+		if c := s.buf[s.pos]; c > ' ' {
+			return c, nil
+		}
+	}
+	return s.nextSlow()
+}
+
+func (s *scanner) nextSlow() (byte, error) {
+	c, err := s.peekSlow()
 	if err != nil && errors.Is(err, io.EOF) {
 		return 0, io.ErrUnexpectedEOF
 	}
@@ -118,6 +136,14 @@ func (s *scanner) next() (byte, error) {
 }
 
 func (s *scanner) expect(want byte) error {
+	if s.pos < s.end && s.buf[s.pos] == want {
+		s.pos++
+		return nil
+	}
+	return s.expectSlow(want)
+}
+
+func (s *scanner) expectSlow(want byte) error {
 	c, err := s.next()
 	if err != nil {
 		return err
@@ -132,6 +158,23 @@ func (s *scanner) expect(want byte) error {
 // more reports whether an object or array continues: it consumes a ','
 // (not before the first element) or the closing delimiter.
 func (s *scanner) more(first bool, closing byte) (bool, error) {
+	if s.pos+1 < s.end {
+		c, after := s.buf[s.pos], s.buf[s.pos+1]
+		switch {
+		case c == closing:
+			s.pos++
+			return false, nil
+		case first && c > ' ':
+			return true, nil
+		case !first && c == ',' && after > ' ' && after != closing:
+			s.pos++
+			return true, nil
+		}
+	}
+	return s.moreSlow(first, closing)
+}
+
+func (s *scanner) moreSlow(first bool, closing byte) (bool, error) {
 	c, err := s.next()
 	if err != nil {
 		return false, err
@@ -192,10 +235,11 @@ func (s *scanner) str() ([]byte, error) {
 	}
 	escaped, ascii := false, true
 	for i := s.pos; ; {
-		for i < s.end && plain[s.buf[i]] {
+		buf := s.buf[:s.end]
+		for i < len(buf) && plain[buf[i]] {
 			i++
 		}
-		if i >= s.end {
+		if i >= len(buf) {
 			keep := s.pos
 			if !s.fill(keep) {
 				return nil, s.eof()
@@ -471,6 +515,9 @@ func (s *scanner) skip(depth int) error {
 
 // float reads a number as float64; out of range is a type error.
 func (s *scanner) float() (float64, error) {
+	if v, ok := s.shortDecimal(); ok {
+		return v, nil
+	}
 	b, err := s.number()
 	if err != nil {
 		return 0, err
@@ -486,6 +533,63 @@ func (s *scanner) float() (float64, error) {
 }
 
 var errOutOfRange = errors.New("number out of the range of a float64")
+
+// shortDecimal is float's fast path for the numbers the API sends
+// (coordinates, scores: -?int(.frac)? with few digits), parsed straight
+// from the buffer. It takes only numbers whose digits fit below 2^52 and
+// with at most 22 decimals: then float64(digits) / 10^decimals is one
+// correctly rounded IEEE division of two exact values, the very result
+// strconv.ParseFloat gives (its own exact fast path). Anything else (an
+// exponent, more digits, a number cut by the end of the buffer, bad
+// syntax) is left untouched for number and ParseFloat.
+func (s *scanner) shortDecimal() (float64, bool) {
+	buf := s.buf[:s.end]
+	i := s.pos
+	neg := i < len(buf) && buf[i] == '-'
+	if neg {
+		i++
+	}
+	var mant uint64
+	start := i
+	if i < len(buf) && buf[i] == '0' {
+		i++
+	} else {
+		for i < len(buf) && buf[i]-'0' <= 9 {
+			mant = mant*10 + uint64(buf[i]-'0')
+			i++
+		}
+		if i == start {
+			return 0, false
+		}
+	}
+	digits, decimals := i-start, 0
+	if i < len(buf) && buf[i] == '.' {
+		i++
+		from := i
+		for i < len(buf) && buf[i]-'0' <= 9 {
+			mant = mant*10 + uint64(buf[i]-'0')
+			i++
+		}
+		decimals = i - from
+		if decimals == 0 {
+			return 0, false
+		}
+		digits += decimals
+	}
+	if i >= len(buf) || buf[i] == 'e' || buf[i] == 'E' || digits > 19 || mant >= 1<<52 {
+		return 0, false
+	}
+	v := float64(mant) / exactPow10[decimals]
+	if neg {
+		v = -v
+	}
+	s.pos = i
+	return v, true
+}
+
+// exactPow10 holds the powers of ten a float64 represents exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // finish requires only whitespace until the end of input.
 func (s *scanner) finish() error {
