@@ -39,7 +39,7 @@ func NewHandler(o HandlerOpts) http.Handler {
 		inFlight = make(chan struct{}, o.MaxRequests)
 	}
 	errorLog := promhttpLogger{level.Error(o.Logger)}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return newGzipHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if inFlight != nil {
 			select {
 			case inFlight <- struct{}{}:
@@ -60,10 +60,11 @@ func NewHandler(o HandlerOpts) http.Handler {
 		// The scrape's registry is gathered first: its collection is what
 		// moves the long-lived request counters, which then include it.
 		promhttp.HandlerFor(prometheus.Gatherers{reg, o.Gatherer}, promhttp.HandlerOpts{
-			ErrorHandling: promhttp.ContinueOnError,
-			ErrorLog:      errorLog,
+			ErrorHandling:      promhttp.ContinueOnError,
+			ErrorLog:           errorLog,
+			DisableCompression: true, // gzipHandler compresses, faster
 		}).ServeHTTP(w, r)
-	})
+	}))
 }
 
 // ScrapeTimeout is how long a scrape may wait for the API: Prometheus'
