@@ -242,7 +242,10 @@ func render(rows []row) string {
 	b.WriteString("| measure | target | result | met |\n|---|---|---|---|\n")
 	for _, r := range rows {
 		met := "yes"
-		if !r.met {
+		switch {
+		case r.target == "—":
+			met = "—"
+		case !r.met:
 			met = "**no**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.measure, r.target, r.result, met)
