@@ -13,8 +13,9 @@ import (
 )
 
 // get serves one request with the given Accept-Encoding ("" for none) and
-// returns the response and its body, uncompressed when it says gzip.
-func get(t *testing.T, h http.Handler, acceptEncoding string) (*http.Response, string) {
+// returns the status, the headers and the body, uncompressed when the
+// headers say gzip.
+func get(t *testing.T, h http.Handler, acceptEncoding string) (int, http.Header, string) {
 	t.Helper()
 	r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	if acceptEncoding != "" {
@@ -23,6 +24,7 @@ func get(t *testing.T, h http.Handler, acceptEncoding string) (*http.Response, s
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	resp := w.Result()
+	defer resp.Body.Close()
 	var body io.Reader = resp.Body
 	if resp.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(resp.Body)
@@ -35,12 +37,12 @@ func get(t *testing.T, h http.Handler, acceptEncoding string) (*http.Response, s
 	if err != nil {
 		t.Fatalf("reading the body: %v", err)
 	}
-	return resp, string(b)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 func TestGzipNegotiation(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "some_gauge", Help: "A gauge."})
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "some_value", Help: "A value."})
 	g.Set(42)
 	reg.MustRegister(g)
 	h := newGzipHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true}))
@@ -64,15 +66,15 @@ func TestGzipNegotiation(t *testing.T) {
 		{"gzip;q=0, *", false}, // refused by name: "*" does not bring it back
 		{"*;q=0, gzip;q=0.5", true},
 	} {
-		resp, body := get(t, h, tc.acceptEncoding)
-		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != tc.gzip {
+		_, header, body := get(t, h, tc.acceptEncoding)
+		if got := header.Get("Content-Encoding") == "gzip"; got != tc.gzip {
 			t.Errorf("Accept-Encoding %q: gzip %v, want %v", tc.acceptEncoding, got, tc.gzip)
 		}
-		if !strings.Contains(body, "\nsome_gauge 42\n") {
+		if !strings.Contains(body, "\nsome_value 42\n") {
 			t.Errorf("Accept-Encoding %q: body %q lacks the gauge", tc.acceptEncoding, body)
 		}
-		if !strings.Contains(strings.Join(resp.Header.Values("Vary"), ","), "Accept-Encoding") {
-			t.Errorf("Accept-Encoding %q: Vary %q does not name Accept-Encoding", tc.acceptEncoding, resp.Header.Values("Vary"))
+		if !strings.Contains(strings.Join(header.Values("Vary"), ","), "Accept-Encoding") {
+			t.Errorf("Accept-Encoding %q: Vary %q does not name Accept-Encoding", tc.acceptEncoding, header.Values("Vary"))
 		}
 	}
 }
@@ -84,8 +86,8 @@ func TestGzipLeavesPlainErrorsAlone(t *testing.T) {
 		w.Header().Del("Content-Encoding")
 		http.Error(w, "an error of the handler", http.StatusInternalServerError)
 	}))
-	resp, body := get(t, h, "gzip")
-	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get("Content-Encoding") != "" || body != "an error of the handler\n" {
-		t.Errorf("got %d, Content-Encoding %q, body %q; want the plain error", resp.StatusCode, resp.Header.Get("Content-Encoding"), body)
+	status, header, body := get(t, h, "gzip")
+	if status != http.StatusInternalServerError || header.Get("Content-Encoding") != "" || body != "an error of the handler\n" {
+		t.Errorf("got %d, Content-Encoding %q, body %q; want the plain error", status, header.Get("Content-Encoding"), body)
 	}
 }
