@@ -536,11 +536,12 @@ var errOutOfRange = errors.New("number out of the range of a float64")
 
 // shortDecimal is float's fast path for the numbers the API sends
 // (coordinates, scores: -?int(.frac)? with few digits), parsed straight
-// from the buffer. It takes only numbers whose digits fit below 2^52 and
-// with at most 22 decimals: then float64(digits) / 10^decimals is one
-// correctly rounded IEEE division of two exact values, the very result
-// strconv.ParseFloat gives (its own exact fast path). Anything else (an
-// exponent, more digits, a number cut by the end of the buffer, bad
+// from the buffer. It takes only numbers of at most 19 digits whose value
+// without the decimal point stays below 2^52: then float64(digits) /
+// 10^decimals is one correctly rounded IEEE division of two exact values
+// (10^decimals, at most 10^18, is exact), the very result
+// strconv.ParseFloat gives through its own exact fast path. Anything else
+// (an exponent, more digits, a number cut by the end of the buffer, bad
 // syntax) is left untouched for number and ParseFloat.
 func (s *scanner) shortDecimal() (float64, bool) {
 	buf := s.buf[:s.end]
@@ -587,9 +588,10 @@ func (s *scanner) shortDecimal() (float64, bool) {
 	return v, true
 }
 
-// exactPow10 holds the powers of ten a float64 represents exactly.
+// exactPow10 holds the powers of ten shortDecimal divides by; a float64
+// represents each exactly (up to 1e22 would be).
 var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
 
 // finish requires only whitespace until the end of input.
 func (s *scanner) finish() error {
