@@ -21,18 +21,9 @@ import (
 	"os"
 	"sync"
 	"time"
-)
 
-var endpoints = []string{
-	"global-stability",
-	"global-stability/pillar/conflict",
-	"global-stability/pillar/cyber",
-	"global-stability/pillar/supply_chain",
-	"global-stability/pillar/macro",
-	"conflict",
-	"briefings",
-	"summaries",
-}
+	"github.com/global-stability/global_stability_exporter/client"
+)
 
 func main() {
 	apiURL := flag.String("api-url", "http://127.0.0.1:10111", "base URL of the API (the simulator)")
@@ -45,7 +36,7 @@ func main() {
 	// The exporter's client keeps as many idle connections per host.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 16
-	client := &http.Client{Transport: transport}
+	httpClient := &http.Client{Transport: transport}
 
 	fetch := func(ctx context.Context, endpoint string) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, *apiURL+"/v1/"+endpoint, nil)
@@ -53,7 +44,7 @@ func main() {
 			return err
 		}
 		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := client.Do(req)
+		resp, err := httpClient.Do(req)
 		if err != nil {
 			return err
 		}
@@ -68,6 +59,9 @@ func main() {
 	}
 
 	mux := http.NewServeMux()
+	// The endpoint labels are the paths after /v1/; only their names come
+	// from the client package, none of its request or decoding code.
+	endpoints := client.Endpoints()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		errs := make([]error, len(endpoints))
 		var wg sync.WaitGroup
