@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -21,7 +20,6 @@ import (
 	commonconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
-	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
@@ -207,24 +205,4 @@ func startDemo(ctx context.Context) (url, key string, err error) {
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String(), key, nil
-}
-
-func parseLevel(s string) (level.Option, slog.Level, error) {
-	switch s {
-	case "debug":
-		return level.AllowDebug(), slog.LevelDebug, nil
-	case "info":
-		return level.AllowInfo(), slog.LevelInfo, nil
-	case "warn":
-		return level.AllowWarn(), slog.LevelWarn, nil
-	case "error":
-		return level.AllowError(), slog.LevelError, nil
-	}
-	return nil, 0, fmt.Errorf("--log.level=%q: want debug, info, warn or error", s)
-}
-
-// newSlogLogger hands the exporter toolkit the undecorated go-kit logger
-// through the slog-gokit bridge, which adds level, caller and time itself.
-func newSlogLogger(base log.Logger, lvl slog.Level) *slog.Logger {
-	return slog.New(sloggokit.NewGoKitHandler(base, lvl))
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -65,6 +63,9 @@ func run(args []string) int {
 		return 1
 	}
 
+	// Nothing may log around our logger, or around the key's redaction.
+	errorLog := routeStdlibLog(logger, cl.Redact)
+
 	longLived := prometheus.NewRegistry()
 	longLived.MustRegister(
 		versioncollector.NewCollector(exporterName),
@@ -109,6 +110,7 @@ func run(args []string) int {
 
 	srv := &http.Server{
 		Handler:           mux,
+		ErrorLog:          errorLog,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -134,25 +136,4 @@ func run(args []string) int {
 		level.Error(logger).Log("msg", "server stopped", "err", err)
 	}
 	return 0
-}
-
-// newLogger gives our lines the keys, in the order, that the slog bridge
-// writes (level, caller, time, msg), so every line, the toolkit's included,
-// looks alike.
-func newLogger(lvl, format string) (log.Logger, *slog.Logger, error) {
-	var base log.Logger
-	switch format {
-	case "logfmt":
-		base = log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
-	case "json":
-		base = log.NewJSONLogger(log.NewSyncWriter(os.Stderr))
-	default:
-		return nil, nil, fmt.Errorf("--log.format=%q: want logfmt or json", format)
-	}
-	allow, slogLevel, err := parseLevel(lvl)
-	if err != nil {
-		return nil, nil, err
-	}
-	logger := log.With(level.NewFilter(base, allow), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
-	return logger, newSlogLogger(base, slogLevel), nil
 }

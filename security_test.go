@@ -137,9 +137,10 @@ func TestUpstreamTLS(t *testing.T) {
 	t.Run("unknown CA", func(t *testing.T) {
 		srv := tlsAPI(t, pki, false)
 		e := startExporter(t, keyEnv, "--api.url="+srv.URL)
-		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") || !strings.Contains(e.logs.String(), "certificate") {
-			t.Errorf("a certificate from an unknown CA must fail the scrape and say why:\n%s", e.logs)
+		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") {
+			t.Errorf("a certificate from an unknown CA must fail the scrape:\n%s", e.logs)
 		}
+		e.waitForLog(t, "certificate")
 	})
 	t.Run("insecure skip verify", func(t *testing.T) {
 		srv := tlsAPI(t, pki, false)
@@ -147,8 +148,8 @@ func TestUpstreamTLS(t *testing.T) {
 		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
 			t.Errorf("insecure-skip-verify: up is not 1:\n%s", e.logs)
 		}
-		if !strings.Contains(e.logs.String(), "level=warn") || !strings.Contains(e.logs.String(), "NOT verified") {
-			t.Errorf("insecure-skip-verify must warn loudly:\n%s", e.logs)
+		if logs := e.waitForLog(t, "NOT verified"); !strings.Contains(logs, "level=warn") {
+			t.Errorf("insecure-skip-verify must warn loudly:\n%s", logs)
 		}
 	})
 	t.Run("client certificate", func(t *testing.T) {
@@ -313,5 +314,46 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if err := e.cmd.Wait(); err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, e.logs)
+	}
+}
+
+// TestStandardLibraryLogIsRoutedAndRedacted: an upstream that sends bytes
+// after a complete response makes net/http log "Unsolicited response ..."
+// with those bytes through the standard log package. The exporter routes
+// that into its own log format, at warn, without the key, whole or in part
+// (a 160-character key is longer than the piece net/http quotes).
+func TestStandardLibraryLogIsRoutedAndRedacted(t *testing.T) {
+	key := strings.Repeat("k7Qz", 40) // 160 characters
+	sim := simulator.New(simulator.Config{Key: key})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		sim.ServeHTTP(rec, r)
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 %d OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", rec.Code, rec.Body.Len())
+		_, _ = buf.Write(rec.Body.Bytes())
+		_ = buf.Flush()
+		// The connection is idle in the exporter's pool now: speak out of turn.
+		time.Sleep(100 * time.Millisecond)
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nX-Echo: %s\r\n\r\n", r.Header.Get("Authorization"))
+		_ = buf.Flush()
+		time.Sleep(200 * time.Millisecond)
+	}))
+	defer srv.Close()
+	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + key}, "--api.url="+srv.URL, "--log.level=debug")
+	e.get(t, "/metrics")
+	logs := e.waitForLog(t, "Unsolicited response")
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "Unsolicited response") && (!strings.Contains(line, "level=warn") || !strings.Contains(line, "caller=")) {
+			t.Errorf("the standard library's line is not in our format at warn: %s", line)
+		}
+	}
+	for i := 0; i+8 <= len(key); i++ {
+		if strings.Contains(logs, key[i:i+8]) {
+			t.Fatalf("the log shows a piece of the key (%q):\n%s", key[i:i+8], logs)
+		}
 	}
 }

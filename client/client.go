@@ -92,6 +92,7 @@ type Client struct {
 	maxBytes      int64
 	observe       func(endpoint, code string, d time.Duration)
 	eventPages    *sync.Pool // of *eventPages: decoders with grown buffers
+	keys          *keyring   // keys sent lately, to redact them from text off the wire
 }
 
 // New checks cfg and returns a client. It sends no request.
@@ -119,6 +120,7 @@ func New(cfg Config) (*Client, error) {
 		maxBytes:      cfg.MaxResponseBytes,
 		observe:       cfg.Observe,
 		eventPages:    &sync.Pool{New: func() any { return newEventPages() }},
+		keys:          &keyring{},
 	}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -127,6 +129,12 @@ func New(cfg Config) (*Client, error) {
 		t.MaxIdleConnsPerHost = 16
 		c.http = &http.Client{Transport: t}
 	}
+	// Our own redirect policy on a copy, whatever the caller's client does:
+	// Go resends a hand-set Authorization header to the same host name on
+	// any scheme or port, and to its subdomains.
+	hc := *c.http
+	hc.CheckRedirect = c.checkRedirect
+	c.http = &hc
 	if c.userAgent == "" {
 		c.userAgent = "global_stability_exporter/" + cmp.Or(version.Version, "dev")
 	}
@@ -224,7 +232,8 @@ func withJSON(decode func(*json.Decoder) error) func(io.Reader) error {
 
 // get sends one GET for endpoint (page is 0 for unpaginated endpoints) and
 // hands the size-limited body to decode, which must consume all of it. It
-// returns *StatusError, *TransportError or *DecodeError.
+// returns *StatusError, *TransportError or *DecodeError, none of whose
+// texts holds the API key, whatever the upstream sent.
 func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, decode func(io.Reader) error) error {
 	where := endpoint
 	if page > 0 {
@@ -234,6 +243,7 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	if err != nil {
 		return &TransportError{Endpoint: where, Err: fmt.Errorf("API key: %w", err)}
 	}
+	c.keys.remember(key)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(endpoint, query), nil)
 	if err != nil {
 		return &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
@@ -245,8 +255,12 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		c.observe(endpoint, "error", time.Since(start))
-		return &TransportError{Endpoint: where, Err: withoutURL(err)}
+		code := "error"
+		if resp != nil { // a redirect we refused: the response arrived
+			code = strconv.Itoa(resp.StatusCode)
+		}
+		c.observe(endpoint, code, time.Since(start))
+		return &TransportError{Endpoint: where, Err: c.redactError(withoutURL(err))}
 	}
 	defer func() {
 		// Drain a little so the connection can be reused, then close.
@@ -256,16 +270,16 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return c.statusError(where, resp, key)
+		return c.statusError(where, resp)
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
-		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, sanitize(resp.Header.Get("Content-Type"), key, 64))}
+		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
 	body := &limitedBody{r: resp.Body, left: c.maxBytes}
 	if err = decode(body); err == nil {
 		return nil
 	}
-	return c.classify(where, body, err, key)
+	return c.classify(where, body, err)
 }
 
 // url joins the base address, the endpoint path and the query.
@@ -283,13 +297,13 @@ func (c *Client) url(endpoint string, query url.Values) string {
 	return u.String()
 }
 
-func (c *Client) statusError(where string, resp *http.Response, key string) error {
-	buf := make([]byte, excerptBytes+len(key))
+func (c *Client) statusError(where string, resp *http.Response) error {
+	buf := make([]byte, excerptBytes)
 	n, _ := io.ReadFull(resp.Body, buf)
 	se := &StatusError{
 		Endpoint:   where,
 		StatusCode: resp.StatusCode,
-		Excerpt:    sanitize(string(buf[:n]), key, excerptBytes),
+		Excerpt:    c.excerpt(string(buf[:n]), excerptBytes),
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
@@ -298,17 +312,17 @@ func (c *Client) statusError(where string, resp *http.Response, key string) erro
 }
 
 // classify turns what went wrong while reading a 2xx body into a typed error.
-func (c *Client) classify(where string, body *limitedBody, err error, key string) error {
+func (c *Client) classify(where string, body *limitedBody, err error) error {
 	switch {
 	case errors.Is(body.err, ErrBodyTooLarge):
 		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, c.maxBytes)}
 	case body.err != nil:
 		// The connection failed mid-body: reset, deadline, or cut short.
-		return &TransportError{Endpoint: where, Err: fmt.Errorf("reading body: %w", body.err)}
+		return &TransportError{Endpoint: where, Err: c.redactError(fmt.Errorf("reading body: %w", body.err))}
 	}
 	var fe *fieldError
 	if errors.As(err, &fe) {
-		return &DecodeError{Endpoint: where, Field: fe.field, Err: fe.err}
+		return &DecodeError{Endpoint: where, Field: fe.field, Err: c.redactError(fe.err)}
 	}
 	var se *json.SyntaxError
 	var ss *syntaxError
@@ -317,13 +331,17 @@ func (c *Client) classify(where string, body *limitedBody, err error, key string
 		if errors.Is(err, io.EOF) {
 			msg = "empty body"
 		}
-		if head := sanitize(string(body.head), key, 80); head != "" {
+		if head := c.excerpt(string(body.head), 80); head != "" {
 			msg += fmt.Sprintf(" (body starts %q)", head)
 		}
-		return &DecodeError{Endpoint: where, Err: fmt.Errorf("not valid JSON: %s", msg)}
+		return &DecodeError{Endpoint: where, Err: c.redactError(fmt.Errorf("not valid JSON: %s", msg))}
 	}
-	return &DecodeError{Endpoint: where, Err: err}
+	return &DecodeError{Endpoint: where, Err: c.redactError(err)}
 }
+
+// excerpt makes text from the wire fit for a log line: without the key
+// (whole, or cut by the excerpt's ends), then sanitised to at most max bytes.
+func (c *Client) excerpt(s string, max int) string { return sanitize(c.keys.redact(s), max) }
 
 // withoutURL strips *url.Error, whose text carries the whole request URL.
 func withoutURL(err error) error {

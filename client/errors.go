@@ -107,33 +107,28 @@ func RetryAfter(err error) (time.Duration, bool) {
 }
 
 // parseRetryAfter reads Retry-After as delay-seconds or an HTTP date
-// (RFC 9110 section 10.2.3). Unparsable or past values give 0.
+// (RFC 9110 section 10.2.3), either capped at maxRetryAfterSeconds.
+// Unparsable or past values give 0.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
 	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 || secs > maxRetryAfterSeconds {
-			secs = min(max(secs, 0), maxRetryAfterSeconds)
-		}
-		return time.Duration(secs) * time.Second
+		return time.Duration(min(max(secs, 0), maxRetryAfterSeconds)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		// Sub saturates at 292 years rather than overflowing; cap it too.
+		return min(t.Sub(now), maxRetryAfterSeconds*time.Second)
 	}
 	return 0
 }
 
-// sanitize makes text from the wire safe for one log line: the secret is
-// redacted, control characters and invalid UTF-8 become spaces, runs of
-// space collapse, and the result is at most max bytes. The caller passes
-// at least max+len(secret) bytes, so that a secret straddling the cut is
-// still whole when it is redacted.
-func sanitize(s, secret string, max int) string {
-	if secret != "" {
-		s = strings.ReplaceAll(s, secret, "<redacted>")
-	}
+// sanitize makes text from the wire safe for one log line: control
+// characters and invalid UTF-8 become spaces, runs of space collapse, and
+// the result is at most max bytes. Redact the key first (Client.excerpt):
+// cutting could otherwise leave a piece of it too short to recognise.
+func sanitize(s string, max int) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s {
