@@ -249,6 +249,9 @@ func TestStatusErrors(t *testing.T) {
 		{status: 429, retryAfter: "30", class: client.ErrRateLimited, minRetry: 30 * time.Second, maxRetry: 30 * time.Second},
 		{status: 429, retryAfter: retryDate, class: client.ErrRateLimited, minRetry: 80 * time.Second, maxRetry: 91 * time.Second},
 		{status: 429, retryAfter: "soon", class: client.ErrRateLimited},
+		// Both forms are capped at a day, whatever the server asks for.
+		{status: 429, retryAfter: "Fri, 31 Dec 9999 23:59:59 GMT", class: client.ErrRateLimited, minRetry: 24 * time.Hour, maxRetry: 24 * time.Hour},
+		{status: 429, retryAfter: "99999999999999", class: client.ErrRateLimited, minRetry: 24 * time.Hour, maxRetry: 24 * time.Hour},
 		{status: 500, class: client.ErrServer},
 		{status: 503, retryAfter: "5", class: client.ErrServer, minRetry: 5 * time.Second, maxRetry: 5 * time.Second},
 	}

@@ -344,6 +344,10 @@ func TestScrapeTimeout(t *testing.T) {
 		{h("0.3"), 300 * time.Millisecond}, // an offset that leaves nothing is ignored
 		{h("junk"), 10 * time.Second},
 		{h("-4"), 10 * time.Second},
+		{h("NaN"), 10 * time.Second},
+		{h("+Inf"), 10 * time.Second},
+		{h("1e12"), 10 * time.Second},
+		{h("0.001"), time.Millisecond},
 	}
 	for _, tt := range tests {
 		if got := collector.ScrapeTimeout(tt.header, 10*time.Second, 500*time.Millisecond); got != tt.want {

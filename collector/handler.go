@@ -69,7 +69,8 @@ func NewHandler(o HandlerOpts) http.Handler {
 
 // ScrapeTimeout is how long a scrape may wait for the API: Prometheus'
 // X-Prometheus-Scrape-Timeout-Seconds minus offset, as blackbox_exporter
-// does, or def when the header is absent or unusable. An offset that would
+// does, or def when the header is absent or unusable (not a number of
+// seconds above 0 and at most a day: NaN, Inf, negative). An offset that would
 // leave nothing is ignored rather than failing every scrape at once.
 func ScrapeTimeout(h http.Header, def, offset time.Duration) time.Duration {
 	v := h.Get("X-Prometheus-Scrape-Timeout-Seconds")
@@ -77,7 +78,8 @@ func ScrapeTimeout(h http.Header, def, offset time.Duration) time.Duration {
 		return def
 	}
 	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || secs <= 0 || secs > 24*3600 {
+	// Written so that NaN fails too: it compares false with everything.
+	if err != nil || !(secs > 0 && secs <= 24*3600) {
 		return def
 	}
 	t := time.Duration(secs * float64(time.Second))

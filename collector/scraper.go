@@ -11,6 +11,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -101,15 +102,23 @@ func NewScraper(cfg Config) *Scraper {
 	return s
 }
 
-// collection is one round of requests to every enabled endpoint.
+// collection is one round of requests to every enabled endpoint. It runs
+// until the latest deadline of the scrapes using it: a scrape that joins
+// with a later deadline extends it, so no scrape gets a worse answer
+// because another one started the collection (or joined it) first.
 type collection struct {
-	started  time.Time
-	results  []*result
-	done     chan struct{} // closed when every result is in
-	finished time.Time     // written before done is closed
-	cancel   context.CancelFunc
-	waiters  int  // scrapes using it; guarded by Scraper.mu
-	canceled bool // every waiter left early; guarded by Scraper.mu
+	started time.Time
+	results []*result
+	done    chan struct{} // closed when every result is in
+	cancel  context.CancelCauseFunc
+
+	// Guarded by Scraper.mu.
+	waiters  int       // scrapes using it
+	deadline time.Time // the latest deadline of those scrapes; zero for none
+	timer    *time.Timer
+	finished time.Time // when the last result came in
+	expired  bool      // its deadline passed with results pending
+	canceled bool      // every scrape left with results pending
 }
 
 // result is one endpoint's outcome; its fields are written before done is
@@ -122,27 +131,56 @@ type result struct {
 	duration time.Duration
 }
 
+var (
+	errCollectionExpired = errors.New("the deadline of every scrape waiting for it passed")
+	errCollectionLeft    = errors.New("every scrape waiting for it went away")
+)
+
 // join returns the collection this scrape should use, starting one if
 // none can be shared. Every join must be followed by a leave.
 func (s *Scraper) join(ctx context.Context) *collection {
+	deadline, _ := ctx.Deadline()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.current; c != nil && !c.canceled {
-		select {
-		case <-c.done:
-			if s.cacheTTL > 0 && time.Since(c.finished) < s.cacheTTL {
-				c.waiters++
-				return c
-			}
-		default:
-			c.waiters++
-			return c
-		}
+	if c := s.current; c != nil && s.joinable(c) {
+		c.waiters++
+		c.extend(deadline)
+		return c
 	}
-	c := s.start(ctx)
+	c := s.start(ctx, deadline)
 	c.waiters = 1
 	s.current = c
 	return c
+}
+
+// joinable reports whether a new scrape may use c: while it is in flight
+// (its deadline then extends to the scrape's), or, once every result is
+// in, for the cache TTL; never once it expired or was canceled, since its
+// failures then say nothing about the API. It looks at the results rather
+// than c.done, which closes a moment after the last result: in that gap a
+// collection is finished, not in flight.
+func (s *Scraper) joinable(c *collection) bool {
+	switch {
+	case c.expired || c.canceled:
+		return false
+	case c.pending():
+		return true
+	}
+	return s.cacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.cacheTTL)
+}
+
+// extend moves c's deadline to deadline if that is later (zero: none).
+func (c *collection) extend(deadline time.Time) {
+	switch {
+	case c.deadline.IsZero():
+		return // no deadline already
+	case deadline.IsZero():
+		c.deadline = time.Time{}
+		c.timer.Stop()
+	case deadline.After(c.deadline):
+		c.deadline = deadline
+		c.timer.Reset(time.Until(deadline))
+	}
 }
 
 // leave releases a collection; when the last scrape leaves before it is
@@ -156,14 +194,11 @@ func (s *Scraper) leave(c *collection) {
 	}
 	if c.pending() {
 		c.canceled = true
-		c.cancel()
+		c.cancel(errCollectionLeft)
 	}
 }
 
-// pending reports whether some endpoint has not answered yet. It looks at
-// the results rather than c.done, which closes a moment after the last
-// result: a collection that is complete must not be marked canceled, or a
-// cache TTL would never serve it.
+// pending reports whether some endpoint has not answered yet.
 func (c *collection) pending() bool {
 	for _, r := range c.results {
 		select {
@@ -175,18 +210,19 @@ func (c *collection) pending() bool {
 	return false
 }
 
-// start launches every task under the deadline of the scrape that starts
-// the collection. The collection is not canceled with that scrape's
-// request, since other scrapes may join it; leave cancels it instead.
-func (s *Scraper) start(ctx context.Context) *collection {
-	var cctx context.Context
-	var cancel context.CancelFunc
-	if deadline, ok := ctx.Deadline(); ok {
-		cctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
+// start launches every task of a collection under deadline (zero: none),
+// which later scrapes may extend. The collection is not canceled with the
+// request of the scrape that starts it, since other scrapes may join it;
+// leave and the deadline's timer cancel it instead. Called with s.mu held.
+func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	c := &collection{started: time.Now(), done: make(chan struct{}), cancel: cancel, deadline: deadline}
+	if !deadline.IsZero() {
+		c.timer = time.AfterFunc(time.Until(deadline), func() { s.expire(c) })
 	} else {
-		cctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+		c.timer = time.NewTimer(0) // never read; Stop and Reset need a timer
+		c.timer.Stop()
 	}
-	c := &collection{started: time.Now(), done: make(chan struct{}), cancel: cancel}
 	var wg sync.WaitGroup
 	for _, t := range s.tasks {
 		r := &result{endpoint: t.endpoint, done: make(chan struct{})}
@@ -199,6 +235,9 @@ func (s *Scraper) start(ctx context.Context) *collection {
 			}
 			r.emit, r.err = t.fetch(cctx, s.client)
 			r.duration = time.Since(c.started)
+			if r.err != nil && cctx.Err() != nil {
+				r.err = fmt.Errorf("%w (collection stopped: %w)", r.err, context.Cause(cctx))
+			}
 			if d, ok := client.RetryAfter(r.err); ok {
 				s.backoffMu.Lock()
 				s.backoff[t.endpoint] = time.Now().Add(d)
@@ -208,11 +247,30 @@ func (s *Scraper) start(ctx context.Context) *collection {
 	}
 	go func() {
 		wg.Wait()
+		s.mu.Lock()
 		c.finished = time.Now()
+		c.timer.Stop()
+		s.mu.Unlock()
 		close(c.done)
-		cancel()
+		cancel(nil)
 	}()
 	return c
+}
+
+// expire runs when c's deadline timer fires: unless a scrape extended the
+// deadline meanwhile, c's requests are canceled and c is never shared again.
+func (s *Scraper) expire(c *collection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case c.deadline.IsZero() || !c.pending():
+		return
+	case time.Now().Before(c.deadline):
+		c.timer.Reset(time.Until(c.deadline)) // extended while this call waited for the lock
+		return
+	}
+	c.expired = true
+	c.cancel(errCollectionExpired)
 }
 
 // backoffRemaining is how long endpoint must not be called yet.
