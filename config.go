@@ -37,7 +37,7 @@ type flags struct {
 	cursorParam, pageSizeParam            *string
 	pageSize, maxPages, maxLabelValues    *int
 	gridDegrees                           *float64
-	maxResponseBytes                      *units.Base2Bytes
+	maxResponseBytes, maxDocumentBytes    *units.Base2Bytes
 	pillars, conflict, briefings, summary *bool
 	metricsPath                           *string
 	maxRequests                           *int
@@ -61,7 +61,8 @@ func registerFlags(app *kingpin.Application) *flags {
 		pageSizeParam:    flag("api.page-size-param", "Query parameter that sets the page size; off when empty.").Default("").String(),
 		pageSize:         flag("api.page-size", "Page size to request with --api.page-size-param; 0 is off.").Default("0").Int(),
 		maxPages:         flag("api.max-pages", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.").Default(fmt.Sprint(client.DefaultMaxPages)).Int(),
-		maxResponseBytes: flag("api.max-response-bytes", "Largest response body read; a larger one fails its endpoint.").Default("32MiB").Bytes(),
+		maxResponseBytes: flag("api.max-response-bytes", "Largest body of one page of /v1/conflict or /v1/briefings; a larger one fails its endpoint.").Default("16MiB").Bytes(),
+		maxDocumentBytes: flag("api.max-document-bytes", "Largest body of /v1/global-stability, a pillar drilldown or /v1/summaries; a larger one fails its endpoint.").Default("1MiB").Bytes(),
 		tlsCAFile:        flag("api.tls.ca-file", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.").PlaceHolder("PATH").String(),
 		tlsCertFile:      flag("api.tls.cert-file", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).").PlaceHolder("PATH").String(),
 		tlsKeyFile:       flag("api.tls.key-file", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).").PlaceHolder("PATH").String(),
@@ -72,7 +73,7 @@ func registerFlags(app *kingpin.Application) *flags {
 		briefings:        flag("collector.briefings", "Collect briefings.").Default("true").Bool(),
 		summary:          flag("collector.summary", "Collect the rolling summary's freshness.").Default("true").Bool(),
 		gridDegrees:      flag("collector.conflict.grid-degrees", "Cell size, in degrees, of the conflict event grid (global_stability_conflict_events_by_cell).").Default(fmt.Sprint(collector.DefaultGridDegrees)).Float64(),
-		maxLabelValues:   flag("collector.max-label-values", "Most distinct label values one metric may carry per scrape when they come from upstream data.").Default(fmt.Sprint(collector.DefaultMaxLabelValues)).Int(),
+		maxLabelValues:   flag("collector.max-label-values", "Most series one metric may carry per scrape when its labels come from upstream data (per pillar for indicators); the busiest are kept.").Default(fmt.Sprint(collector.DefaultMaxLabelValues)).Int(),
 		metricsPath:      flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
 		maxRequests:      flag("web.max-requests", "Most scrapes served at once; 0 is no limit.").Default("40").Int(),
 		timeoutOffset:    flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").Duration(),
@@ -111,11 +112,11 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 			return nil, err
 		}
 	}
-	if *f.maxPages < 1 || *f.pageSize < 0 || *f.maxResponseBytes < 1 || *f.maxLabelValues < 1 || *f.apiTimeout <= 0 {
-		return nil, errors.New("--api.max-pages, --api.max-response-bytes, --collector.max-label-values and --api.timeout must be positive, --api.page-size not negative")
+	if *f.maxPages < 1 || *f.pageSize < 0 || *f.maxResponseBytes < 1 || *f.maxDocumentBytes < 1 || *f.maxLabelValues < 1 || *f.apiTimeout <= 0 {
+		return nil, errors.New("--api.max-pages, --api.max-response-bytes, --api.max-document-bytes, --collector.max-label-values and --api.timeout must be positive, --api.page-size not negative")
 	}
-	if g := *f.gridDegrees; !(g > 0 && g <= 90) {
-		return nil, fmt.Errorf("--collector.conflict.grid-degrees=%g: want a cell size above 0 and at most 90 degrees", g)
+	if g := *f.gridDegrees; !(g >= 1 && g <= 90) {
+		return nil, fmt.Errorf("--collector.conflict.grid-degrees=%g: want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)", g)
 	}
 	httpClient, err := f.httpClient(logger)
 	if err != nil {
@@ -130,6 +131,7 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		PageSize:         *f.pageSize,
 		MaxPages:         *f.maxPages,
 		MaxResponseBytes: int64(*f.maxResponseBytes),
+		MaxDocumentBytes: int64(*f.maxDocumentBytes),
 		Observe: func(endpoint, code string, _ time.Duration) {
 			apiRequests.WithLabelValues(endpoint, code).Inc()
 		},

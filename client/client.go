@@ -2,15 +2,15 @@ package client
 
 import (
 	"cmp"
+	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +44,8 @@ func Endpoints() []string {
 const (
 	DefaultCursorParam      = "cursor"
 	DefaultMaxPages         = 10
-	DefaultMaxResponseBytes = 32 << 20
+	DefaultMaxResponseBytes = 16 << 20 // a page of /v1/conflict or /v1/briefings
+	DefaultMaxDocumentBytes = 1 << 20  // /v1/global-stability, a drilldown, /v1/summaries
 )
 
 // Config configures a Client. Only BaseURL and APIKey are required.
@@ -69,9 +70,19 @@ type Config struct {
 	PageSize      int
 	// MaxPages bounds the pages of one walk. Default 10.
 	MaxPages int
-	// MaxResponseBytes cuts off a body at this size with ErrBodyTooLarge.
-	// Default 32 MiB.
+	// MaxResponseBytes cuts off the body of a page of /v1/conflict or
+	// /v1/briefings at this size with ErrBodyTooLarge. Default 16 MiB.
 	MaxResponseBytes int64
+	// MaxDocumentBytes does the same for the other endpoints, whose
+	// bodies are one small object. Default 1 MiB.
+	MaxDocumentBytes int64
+	// MaxNameBytes bounds a trend word, an indicator key or a category,
+	// which become label values: a longer one is invalid (an over-long
+	// label value can make Prometheus reject a whole scrape). Default 128.
+	MaxNameBytes int
+	// Now is the clock that timestamps are judged by (MaxFutureSkew).
+	// Default time.Now.
+	Now func() time.Time
 	// Observe, if set, is called after every request with its endpoint
 	// label, its HTTP status code (or "error" when no response arrived) and
 	// its duration including the body.
@@ -89,9 +100,13 @@ type Client struct {
 	pageSizeParam string
 	pageSize      int
 	maxPages      int
-	maxBytes      int64
+	maxBytes      int64 // of a page
+	maxDocBytes   int64 // of the other endpoints
+	maxName       int
+	now           func() time.Time
 	observe       func(endpoint, code string, d time.Duration)
-	eventPages    *sync.Pool // of *eventPages: decoders with grown buffers
+	eventPages    *sync.Pool // of *eventPages: event decoders with their buffers
+	buffers       *sync.Pool // of *[]byte: read buffers of the other decoders
 	keys          *keyring   // keys sent lately, to redact them from text off the wire
 }
 
@@ -117,11 +132,16 @@ func New(cfg Config) (*Client, error) {
 		pageSizeParam: cfg.PageSizeParam,
 		pageSize:      cfg.PageSize,
 		maxPages:      cfg.MaxPages,
-		maxBytes:      cfg.MaxResponseBytes,
+		maxBytes:      cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
+		maxDocBytes:   cmp.Or(max(cfg.MaxDocumentBytes, 0), DefaultMaxDocumentBytes),
+		maxName:       cmp.Or(max(cfg.MaxNameBytes, 0), DefaultMaxNameBytes),
+		now:           cfg.Now,
 		observe:       cfg.Observe,
-		eventPages:    &sync.Pool{New: func() any { return newEventPages() }},
+		buffers:       &sync.Pool{New: func() any { b := make([]byte, scanBufferSize); return &b }},
 		keys:          &keyring{},
 	}
+	seed := maphash.MakeSeed()
+	c.eventPages = &sync.Pool{New: func() any { return newEventPages(seed) }}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		// A scrape sends up to eight requests to one host at once; Go's
@@ -141,8 +161,8 @@ func New(cfg Config) (*Client, error) {
 	if c.maxPages <= 0 {
 		c.maxPages = DefaultMaxPages
 	}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultMaxResponseBytes
+	if c.now == nil {
+		c.now = time.Now
 	}
 	if c.observe == nil {
 		c.observe = func(string, string, time.Duration) {}
@@ -159,74 +179,62 @@ func (c *Client) GoString() string { return c.String() }
 // Overview fetches GET /v1/global-stability.
 func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	var o Overview
-	err := c.get(ctx, EndpointOverview, 0, nil, withJSON(func(dec *json.Decoder) (err error) {
-		o, err = decodeOverview(dec)
+	err := c.document(ctx, EndpointOverview, func(d *decoder) (err error) {
+		o, err = d.overview()
 		return err
-	}))
+	})
 	return o, err
 }
 
-// Drilldown fetches GET /v1/global-stability/pillar/{pillar}. An unknown
-// pillar is refused before any request is sent.
-func (c *Client) Drilldown(ctx context.Context, p Pillar) (Drilldown, error) {
+// Drilldown fetches GET /v1/global-stability/pillar/{pillar} and hands
+// every valid indicator to indicator (which may be nil), in order, as it
+// is decoded: a drilldown with a million indicators costs no memory. On
+// error, the indicators already handed over are not a whole list: discard
+// them. An unknown pillar is refused before any request is sent.
+func (c *Client) Drilldown(ctx context.Context, p Pillar, indicator func(Indicator)) (Drilldown, error) {
 	if !p.Valid() {
 		_, err := ParsePillar(string(p))
 		return Drilldown{}, err
 	}
-	var d Drilldown
-	err := c.get(ctx, DrilldownEndpoint(p), 0, nil, withJSON(func(dec *json.Decoder) (err error) {
-		d, err = decodeDrilldown(dec, p)
+	var dd Drilldown
+	err := c.document(ctx, DrilldownEndpoint(p), func(d *decoder) (err error) {
+		d.pillar = p
+		dd, err = d.drilldown(indicator)
 		return err
-	}))
-	return d, err
+	})
+	return dd, err
 }
 
 // Summary fetches GET /v1/summaries.
 func (c *Client) Summary(ctx context.Context) (Summary, error) {
-	var s Summary
-	err := c.get(ctx, EndpointSummaries, 0, nil, withJSON(func(dec *json.Decoder) (err error) {
-		s, err = decodeSummary(dec)
+	var sum Summary
+	err := c.document(ctx, EndpointSummaries, func(d *decoder) (err error) {
+		sum, err = d.summary()
 		return err
-	}))
-	return s, err
+	})
+	return sum, err
 }
 
-func decodeOverview(dec *json.Decoder) (Overview, error) {
-	var w wireOverview
-	if err := decodeValue(dec, &w, ""); err != nil {
-		return Overview{}, err
-	}
-	o, f := w.convert()
-	return o, f.error()
+// document fetches an endpoint whose body is one object, within
+// MaxDocumentBytes, and decodes it with decode.
+func (c *Client) document(ctx context.Context, endpoint string, decode func(*decoder) error) error {
+	return c.get(ctx, endpoint, 0, nil, c.maxDocBytes, func(r io.Reader) error {
+		d := &decoder{s: c.scanner(r), now: c.now(), maxName: c.maxName}
+		defer c.putScanner(d.s)
+		return decode(d)
+	})
 }
 
-func decodeDrilldown(dec *json.Decoder, p Pillar) (Drilldown, error) {
-	var w wireDrilldown
-	if err := decodeValue(dec, &w, ""); err != nil {
-		return Drilldown{}, err
-	}
-	d, f := w.convert(p)
-	return d, f.error()
+// scanner returns a scanner on r with a pooled buffer; putScanner gives
+// the buffer back.
+func (c *Client) scanner(r io.Reader) *scanner {
+	return newScanner(r, *c.buffers.Get().(*[]byte))
 }
 
-func decodeSummary(dec *json.Decoder) (Summary, error) {
-	var w wireSummary
-	if err := decodeValue(dec, &w, ""); err != nil {
-		return Summary{}, err
-	}
-	s, f := w.convert()
-	return s, f.error()
-}
-
-// withJSON adapts a decoder of one JSON document to get: it decodes with
-// encoding/json and then requires the end of the body.
-func withJSON(decode func(*json.Decoder) error) func(io.Reader) error {
-	return func(r io.Reader) error {
-		dec := json.NewDecoder(r)
-		if err := decode(dec); err != nil {
-			return err
-		}
-		return expectEOF(dec)
+func (c *Client) putScanner(s *scanner) {
+	if cap(s.buf) <= scanBufferSize { // a grown one must not stay pinned
+		b := s.buf[:cap(s.buf)]
+		c.buffers.Put(&b)
 	}
 }
 
@@ -234,7 +242,7 @@ func withJSON(decode func(*json.Decoder) error) func(io.Reader) error {
 // hands the size-limited body to decode, which must consume all of it. It
 // returns *StatusError, *TransportError or *DecodeError, none of whose
 // texts holds the API key, whatever the upstream sent.
-func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, decode func(io.Reader) error) error {
+func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, limit int64, decode func(io.Reader) error) error {
 	where := endpoint
 	if page > 0 {
 		where = fmt.Sprintf("%s page %d", endpoint, page)
@@ -251,6 +259,10 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("User-Agent", c.userAgent)
 	req.Header.Set("Accept", "application/json")
+	// Set by hand, so that Go's transport does not ask for gzip behind our
+	// back and leave it to us when the caller's transport disables that
+	// (prometheus/common's does): decodeBody handles gzip either way.
+	req.Header.Set("Accept-Encoding", "gzip")
 
 	start := time.Now()
 	resp, err := c.http.Do(req)
@@ -275,11 +287,32 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
-	body := &limitedBody{r: resp.Body, left: c.maxBytes}
+	raw, err := decodedBody(resp)
+	if err != nil {
+		return &DecodeError{Endpoint: where, Err: c.redactError(err)}
+	}
+	body := &limitedBody{r: raw, left: limit}
 	if err = decode(body); err == nil {
 		return nil
 	}
-	return c.classify(where, body, err)
+	return c.classify(where, body, limit, err)
+}
+
+// decodedBody undoes a Content-Encoding of gzip; identity or none passes
+// through, and anything else is named in the error.
+func decodedBody(resp *http.Response) (io.Reader, error) {
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		return resp.Body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Content-Encoding gzip, but the body is not gzip: %w", ErrBadContent, err)
+		}
+		return zr, nil
+	default:
+		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(enc, 32))
+	}
 }
 
 // url joins the base address, the endpoint path and the query.
@@ -312,10 +345,10 @@ func (c *Client) statusError(where string, resp *http.Response) error {
 }
 
 // classify turns what went wrong while reading a 2xx body into a typed error.
-func (c *Client) classify(where string, body *limitedBody, err error) error {
+func (c *Client) classify(where string, body *limitedBody, limit int64, err error) error {
 	switch {
 	case errors.Is(body.err, ErrBodyTooLarge):
-		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, c.maxBytes)}
+		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
 	case body.err != nil:
 		// The connection failed mid-body: reset, deadline, or cut short.
 		return &TransportError{Endpoint: where, Err: c.redactError(fmt.Errorf("reading body: %w", body.err))}
@@ -324,9 +357,8 @@ func (c *Client) classify(where string, body *limitedBody, err error) error {
 	if errors.As(err, &fe) {
 		return &DecodeError{Endpoint: where, Field: fe.field, Err: c.redactError(fe.err)}
 	}
-	var se *json.SyntaxError
 	var ss *syntaxError
-	if errors.As(err, &se) || errors.As(err, &ss) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if errors.As(err, &ss) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		msg := err.Error()
 		if errors.Is(err, io.EOF) {
 			msg = "empty body"
@@ -353,14 +385,17 @@ func withoutURL(err error) error {
 }
 
 // checkContentType accepts what a JSON API plausibly sends: JSON types,
-// text/plain (the default of many frameworks) and no header at all.
+// text/plain (the default of many frameworks) and no header at all, with
+// any parameters, even malformed ones.
 func checkContentType(v string) error {
 	if v == "" {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(v)
 	if err != nil {
-		return ErrBadContent
+		// A bad parameter ("application/json; charset") spoils only the
+		// parameters; the media type before it still says what the body is.
+		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(v, ";", 2)[0]))
 	}
 	switch {
 	case mt == "application/json", mt == "text/json", mt == "text/plain",
@@ -414,62 +449,10 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// fieldError locates a decode problem in the document.
+// fieldError locates a problem in the document that fails it as a whole.
 type fieldError struct {
 	field string
 	err   error
 }
 
 func (e *fieldError) Error() string { return "field " + e.field + ": " + e.err.Error() }
-
-func (f *fields) error() error {
-	if f.err == nil {
-		return nil
-	}
-	return &fieldError{field: f.field, err: f.err}
-}
-
-// decodeValue decodes the next JSON value into v, turning a type mismatch
-// into a fieldError whose path starts with prefix.
-func decodeValue(dec *json.Decoder, v any, prefix string) error {
-	err := dec.Decode(v)
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := strings.TrimSuffix(prefix, ".")
-		if te.Field != "" {
-			field = prefix + te.Field
-		}
-		if field == "" {
-			field = "(body)"
-		}
-		return &fieldError{field: field, err: fmt.Errorf("got JSON %s where %s is due", te.Value, jsonKind(te.Type))}
-	}
-	return err
-}
-
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Float64, reflect.Int:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice:
-		return "an array"
-	default:
-		return "an object"
-	}
-}
-
-// expectEOF fails on anything but whitespace after the document.
-func expectEOF(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != io.EOF {
-		if err != nil {
-			return err
-		}
-		return errors.New("trailing data after the JSON document")
-	}
-	return nil
-}

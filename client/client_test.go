@@ -1,15 +1,19 @@
 package client_test
 
 import (
+	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +60,19 @@ func serve(t *testing.T, handler http.HandlerFunc) *httptest.Server {
 	return srv
 }
 
+// collectEvents walks /v1/conflict into a slice.
+func collectEvents(c *client.Client) ([]client.Event, client.Walk, error) {
+	var events []client.Event
+	walk, err := c.ConflictEvents(context.Background(), func(ev client.Event) { events = append(events, ev) })
+	return events, walk, err
+}
+
+func collectBriefings(c *client.Client) ([]client.Briefing, client.Walk, error) {
+	var briefings []client.Briefing
+	walk, err := c.Briefings(context.Background(), func(b client.Briefing) { briefings = append(briefings, b) })
+	return briefings, walk, err
+}
+
 func TestAllEndpointsAgainstSimulator(t *testing.T) {
 	_, srv := startSim(t, simulator.Config{Seed: 7, Events: 23, Briefings: 5, PageSize: 4})
 	c := newClient(t, srv.URL)
@@ -65,48 +82,44 @@ func TestAllEndpointsAgainstSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Overview: %v", err)
 	}
-	if o.Score < 0 || o.Score > 100 || o.Trend == "" || len(o.Pillars) != 4 || o.AsOf.IsZero() {
-		t.Errorf("Overview = %+v, want a score in 0–100, a trend, four pillars and as_of", o)
+	if o.Score == nil || *o.Score < 0 || *o.Score > 100 || o.Trend == nil || *o.Trend == "" || len(o.Pillars) != 4 || o.AsOf == nil || o.Invalid.Total() != 0 {
+		t.Errorf("Overview = %+v, want a score in 0–100, a trend, four pillars, as_of and nothing invalid", o)
 	}
 	for _, p := range client.Pillars() {
-		d, err := c.Drilldown(ctx, p)
+		var inds []client.Indicator
+		d, err := c.Drilldown(ctx, p, func(ind client.Indicator) { inds = append(inds, ind) })
 		if err != nil {
 			t.Fatalf("Drilldown(%s): %v", p, err)
 		}
-		if d.Pillar != p || len(d.Indicators) == 0 || d.AsOf.IsZero() {
-			t.Errorf("Drilldown(%s) = %+v", p, d)
-		}
-		if d.Score != o.Pillars[p] {
-			t.Errorf("Drilldown(%s).Score = %v, overview says %v", p, d.Score, o.Pillars[p])
+		if d.Pillar != p || len(inds) == 0 || d.AsOf == nil || d.Delta24h == nil || d.Invalid.Total() != 0 {
+			t.Errorf("Drilldown(%s) = %+v with %d indicators", p, d, len(inds))
 		}
 	}
-	events, err := c.ConflictEvents(ctx)
+	events, walk, err := collectEvents(c)
 	if err != nil {
 		t.Fatalf("ConflictEvents: %v", err)
 	}
-	if len(events) != 23 {
-		t.Errorf("got %d events over all pages, want 23", len(events))
+	if len(events) != 23 || walk.Pages != 6 || walk.Invalid.Total() != 0 || walk.Duplicates != 0 {
+		t.Errorf("got %d events in %d pages (%v invalid, %d repeated), want 23 in 6, all valid", len(events), walk.Pages, walk.Invalid.Counts, walk.Duplicates)
 	}
-	ids := map[string]bool{}
 	for _, e := range events {
-		if !strings.HasPrefix(e.ID, "evt_") || ids[e.ID] || e.Escalation < 0 || e.Escalation > 1 || e.OccurredAt.IsZero() || len(e.Actors) == 0 {
-			t.Errorf("bad or repeated event %+v", e)
+		if e.Category == "" || e.Escalation < 0 || e.Escalation > 1 || e.OccurredAt.IsZero() {
+			t.Errorf("bad event %+v", e)
 		}
-		ids[e.ID] = true
 	}
-	briefings, err := c.Briefings(ctx)
+	briefings, _, err := collectBriefings(c)
 	if err != nil {
 		t.Fatalf("Briefings: %v", err)
 	}
-	if len(briefings) != 5 || !strings.HasPrefix(briefings[0].ID, "brf_") || briefings[0].Headline == "" {
-		t.Errorf("Briefings = %+v, want 5 with ids and headlines", briefings)
+	if len(briefings) != 5 || briefings[0].PublishedAt.IsZero() {
+		t.Errorf("Briefings = %+v, want 5 with publication times", briefings)
 	}
 	s, err := c.Summary(ctx)
 	if err != nil {
 		t.Fatalf("Summary: %v", err)
 	}
-	if want := time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC); !s.AsOf.Equal(want) || s.Summary == "" {
-		t.Errorf("Summary = %+v, want text and as_of %v", s, want)
+	if want := time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC); s.AsOf == nil || !s.AsOf.Equal(want) {
+		t.Errorf("Summary = %+v, want as_of %v", s, want)
 	}
 }
 
@@ -124,7 +137,7 @@ func TestRequestHeadersAndPaths(t *testing.T) {
 	c := newClient(t, srv.URL+"/prefix/", func(cfg *client.Config) {
 		cfg.CursorParam, cfg.PageSizeParam, cfg.PageSize = "page_token", "limit", 1
 	})
-	events, err := c.ConflictEvents(context.Background())
+	events, _, err := collectEvents(c)
 	if err != nil {
 		t.Fatalf("ConflictEvents: %v", err)
 	}
@@ -156,7 +169,7 @@ func TestPageSizeOffByDefault(t *testing.T) {
 		queries = append(queries, r.URL.RawQuery)
 		fmt.Fprint(w, `{"briefings":[],"next_cursor":null}`)
 	})
-	if _, err := newClient(t, srv.URL).Briefings(context.Background()); err != nil {
+	if _, _, err := collectBriefings(newClient(t, srv.URL)); err != nil {
 		t.Fatal(err)
 	}
 	if len(queries) != 1 || queries[0] != "" {
@@ -201,7 +214,7 @@ func TestPagination(t *testing.T) {
 			if tt.mod != nil {
 				mods = append(mods, tt.mod)
 			}
-			events, err := newClient(t, srv.URL, mods...).ConflictEvents(context.Background())
+			events, _, err := collectEvents(newClient(t, srv.URL, mods...))
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -209,24 +222,6 @@ func TestPagination(t *testing.T) {
 				t.Errorf("got %d events, want %d", len(events), tt.want)
 			}
 		})
-	}
-}
-
-func TestPagesStopWhenCallerStops(t *testing.T) {
-	sim, srv := startSim(t, simulator.Config{Events: 100, PageSize: 10})
-	c := newClient(t, srv.URL)
-	n := 0
-	for page, err := range c.ConflictEventPages(context.Background()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += len(page)
-		if n >= 20 {
-			break
-		}
-	}
-	if got := sim.Requests(client.EndpointConflict); got != 2 {
-		t.Errorf("upstream saw %d requests, want 2: breaking out of the loop must stop the walk", got)
 	}
 }
 
@@ -292,10 +287,20 @@ func TestStatusErrors(t *testing.T) {
 	}
 }
 
-func TestDecodeErrors(t *testing.T) {
-	overview := func(mutate string) string {
-		return strings.Replace(`{"score":40,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`, mutate, "", 1)
-	}
+func overviewCall(c *client.Client) error { _, err := c.Overview(context.Background()); return err }
+func drilldownCall(c *client.Client) error {
+	_, err := c.Drilldown(context.Background(), client.PillarCyber, nil)
+	return err
+}
+func eventsCall(c *client.Client) error    { _, _, err := collectEvents(c); return err }
+func briefingsCall(c *client.Client) error { _, _, err := collectBriefings(c); return err }
+
+const okOverview = `{"score":40,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`
+
+// TestDocumentErrors: what fails a response as a whole. Only the document
+// itself does: not JSON, not an object, a list whose items cannot be
+// counted, a page without next_cursor, a drilldown of another pillar.
+func TestDocumentErrors(t *testing.T) {
 	tests := []struct {
 		name, contentType, body string
 		call                    func(*client.Client) error
@@ -304,35 +309,16 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{name: "non-JSON with 200", body: "<html><body>Bad gateway</body></html>", text: `body starts "<html><body>Bad gateway`},
 		{name: "empty body", body: "", text: "empty body"},
-		{name: "missing field", body: overview(`"trend":"stable",`), field: "trend"},
-		{name: "null number", body: strings.Replace(overview(""), `"score":40`, `"score":null`, 1), field: "score"},
-		{name: "wrong type", body: strings.Replace(overview(""), `"score":40`, `"score":"40"`, 1), field: "score", text: "got JSON string where a number is due"},
-		{name: "missing pillar", body: strings.Replace(overview(""), `"macro":4`, `"other":4`, 1), field: "pillars.macro"},
-		{name: "score out of range", body: strings.Replace(overview(""), `"cyber":2`, `"cyber":250`, 1), field: "pillars.cyber"},
-		{name: "bad timestamp", body: strings.Replace(overview(""), `2026-11-22T00:00:00Z`, `yesterday`, 1), field: "as_of"},
-		{name: "trailing data", body: overview("") + `{}`, text: "trailing data"},
+		{name: "trailing data", body: okOverview + `{}`, text: "trailing data"},
 		{name: "array instead of object", body: `[1,2]`, field: "(body)"},
-		{name: "wrong content type", contentType: "text/html", body: overview(""), class: client.ErrBadContent},
-		{name: "pillar mismatch", body: `{"pillar":"macro","score":1,"delta_24h":0,"indicators":[],"as_of":"2026-11-22T00:00:00Z"}`,
-			call: func(c *client.Client) error {
-				_, err := c.Drilldown(context.Background(), client.PillarCyber)
-				return err
-			}, field: "pillar"},
-		{name: "null indicator value", body: `{"pillar":"cyber","score":1,"delta_24h":0,"indicators":[{"key":"a","value":1},{"key":"b","value":null}],"as_of":"2026-11-22T00:00:00Z"}`,
-			call: func(c *client.Client) error {
-				_, err := c.Drilldown(context.Background(), client.PillarCyber)
-				return err
-			}, field: "indicators[1].value"},
-		{name: "event missing lat", body: `{"events":[` + event("a") + `,` + strings.Replace(event("b"), `"lat":1,`, "", 1) + `],"next_cursor":null}`,
-			call: func(c *client.Client) error { _, err := c.ConflictEvents(context.Background()); return err }, field: "events[1].lat"},
-		{name: "event wrong type", body: `{"events":[` + strings.Replace(event("a"), `"actors":[]`, `"actors":"x"`, 1) + `],"next_cursor":null}`,
-			call: func(c *client.Client) error { _, err := c.ConflictEvents(context.Background()); return err }, field: "events[0].actors"},
-		{name: "events null", body: `{"events":null,"next_cursor":null}`,
-			call: func(c *client.Client) error { _, err := c.ConflictEvents(context.Background()); return err }, field: "events"},
-		{name: "next_cursor missing", body: `{"briefings":[]}`,
-			call: func(c *client.Client) error { _, err := c.Briefings(context.Background()); return err }, field: "next_cursor"},
-		{name: "truncated JSON", body: `{"briefings":[{"id":"brf_1"`,
-			call: func(c *client.Client) error { _, err := c.Briefings(context.Background()); return err }, text: "unexpected EOF"},
+		{name: "wrong content type", contentType: "text/html", body: okOverview, class: client.ErrBadContent},
+		{name: "pillar mismatch", body: `{"pillar":"macro","delta_24h":0,"indicators":[],"as_of":"2026-11-22T00:00:00Z"}`, call: drilldownCall, field: "pillar"},
+		{name: "indicators twice", body: `{"pillar":"cyber","indicators":[],"indicators":[]}`, call: drilldownCall, field: "indicators"},
+		{name: "events null", body: `{"events":null,"next_cursor":null}`, call: eventsCall, field: "events"},
+		{name: "events missing", body: `{"next_cursor":null}`, call: eventsCall, field: "events"},
+		{name: "next_cursor missing", body: `{"briefings":[]}`, call: briefingsCall, field: "next_cursor"},
+		{name: "next_cursor of the wrong type", body: `{"briefings":[],"next_cursor":{}}`, call: briefingsCall, field: "next_cursor"},
+		{name: "truncated JSON", body: `{"briefings":[{"id":"brf_1"`, call: briefingsCall, text: "unexpected EOF"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,12 +326,11 @@ func TestDecodeErrors(t *testing.T) {
 				w.Header().Set("Content-Type", cmp.Or(tt.contentType, "application/json"))
 				fmt.Fprint(w, tt.body)
 			})
-			c := newClient(t, srv.URL)
 			call := tt.call
 			if call == nil {
-				call = func(c *client.Client) error { _, err := c.Overview(context.Background()); return err }
+				call = overviewCall
 			}
-			err := call(c)
+			err := call(newClient(t, srv.URL))
 			var de *client.DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("err = %v (%T), want a *client.DecodeError", err, err)
@@ -363,6 +348,123 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+// TestInvalidValuesAreLeftOutOneByOne: a bad value is left out and counted
+// under its field; every other value of the response is still there. A
+// bad field that is never exported changes nothing.
+func TestInvalidValuesAreLeftOutOneByOne(t *testing.T) {
+	serveBody := func(t *testing.T, body string) *client.Client {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) })
+		return newClient(t, srv.URL)
+	}
+	t.Run("overview", func(t *testing.T) {
+		tests := []struct {
+			body    string
+			invalid map[string]int
+		}{
+			{okOverview, nil},
+			{strings.Replace(okOverview, `"trend":"stable"`, `"trend":null`, 1), map[string]int{"trend": 1}},
+			{strings.Replace(okOverview, `"trend":"stable"`, `"trend":"`+strings.Repeat("w", 129)+`"`, 1), map[string]int{"trend": 1}},
+			{strings.Replace(okOverview, `"trend":"stable"`, `"trend":""`, 1), map[string]int{"trend": 1}},
+			{strings.Replace(okOverview, `"score":40`, `"score":"40"`, 1), map[string]int{"score": 1}},
+			{strings.Replace(okOverview, `"cyber":2`, `"cyber":250`, 1), map[string]int{"pillars": 1}},
+			{strings.Replace(okOverview, `"macro":4`, `"other":4`, 1), map[string]int{"pillars": 1}},
+			{strings.Replace(okOverview, `"as_of":"2026-11-22T00:00:00Z"`, `"as_of":"yesterday"`, 1), map[string]int{"as_of": 1}},
+			{strings.Replace(okOverview, `"as_of":"2026-11-22T00:00:00Z"`, `"as_of":"2099-01-01T00:00:00Z"`, 1), map[string]int{"as_of": 1}},
+			{`{}`, map[string]int{"score": 1, "trend": 1, "pillars": 4, "as_of": 1}},
+		}
+		for _, tt := range tests {
+			o, err := serveBody(t, tt.body).Overview(context.Background())
+			if err != nil {
+				t.Fatalf("%s: %v", tt.body, err)
+			}
+			if !maps.Equal(o.Invalid.Counts, tt.invalid) {
+				t.Errorf("%s: invalid %v, want %v", tt.body, o.Invalid.Counts, tt.invalid)
+			}
+			if (o.Score != nil) == (tt.invalid["score"] > 0) || (o.Trend != nil) == (tt.invalid["trend"] > 0) ||
+				len(o.Pillars) != 4-tt.invalid["pillars"] || (o.AsOf != nil) == (tt.invalid["as_of"] > 0) {
+				t.Errorf("%s: kept %+v; each valid value must stay, each invalid one go", tt.body, o)
+			}
+		}
+	})
+	t.Run("drilldown", func(t *testing.T) {
+		body := `{"pillar":"cyber","score":"not exported","delta_24h":-1.5,"indicators":[{"key":"a","value":1},{"key":"b","value":null},7,{"value":3},{"key":"c","value":2}],"as_of":"2026-11-22T00:00:00Z"}`
+		var inds []client.Indicator
+		d, err := serveBody(t, body).Drilldown(context.Background(), client.PillarCyber, func(ind client.Indicator) { inds = append(inds, ind) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []client.Indicator{{Key: "a", Value: 1}, {Key: "c", Value: 2}}; !slices.Equal(inds, want) {
+			t.Errorf("indicators %v, want %v", inds, want)
+		}
+		if d.Delta24h == nil || *d.Delta24h != -1.5 || d.AsOf == nil || !maps.Equal(d.Invalid.Counts, map[string]int{"indicators": 3}) {
+			t.Errorf("drilldown %+v (invalid %v): delta_24h and as_of must stay, three indicators go", d, d.Invalid.Counts)
+		}
+		if d.Invalid.First != "indicators[1].value: null" {
+			t.Errorf("first invalid = %q", d.Invalid.First)
+		}
+	})
+	t.Run("events", func(t *testing.T) {
+		bad := func(from, to string) string { return strings.Replace(event("x"), from, to, 1) }
+		events := []string{
+			event("a"),
+			bad(`"lat":1`, `"lat":91`),
+			bad(`"lon":2`, `"lon":-180.5`),
+			bad(`"escalation":0.5`, `"escalation":null`),
+			bad(`"category":"battles"`, `"category":""`),
+			bad(`"occurred_at":"2026-11-22T00:00:00Z"`, `"occurred_at":"2999-01-01T00:00:00Z"`),
+			bad(`"actors":[]`, `"actors":"not exported"`),
+			bad(`"id":"evt_x"`, `"id":17`),
+			`null`, `"event"`,
+		}
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"events":[`+strings.Join(events, ",")+`],"next_cursor":null}`)
+		})
+		got, walk, err := collectEvents(newClient(t, srv.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || !maps.Equal(walk.Invalid.Counts, map[string]int{"events": 7}) {
+			t.Errorf("kept %d events, invalid %v; want 3 kept (a good one, bad actors, bad id) and 7 left out", len(got), walk.Invalid.Counts)
+		}
+		if walk.Invalid.First != "events[1].lat: 91 is not a latitude (page 1)" {
+			t.Errorf("first invalid = %q", walk.Invalid.First)
+		}
+	})
+	t.Run("briefings", func(t *testing.T) {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, `{"briefings":[{"published_at":"2026-11-21T06:00:00Z","headline":null,"tags":"x"},{"id":"brf_2"},[]],"next_cursor":null}`)
+		})
+		got, walk, err := collectBriefings(newClient(t, srv.URL))
+		if err != nil || len(got) != 1 || walk.Invalid.Counts["briefings"] != 2 {
+			t.Errorf("got %d briefings, invalid %v, %v; want 1 kept (its bad headline and tags are not exported) and 2 left out", len(got), walk.Invalid.Counts, err)
+		}
+	})
+	t.Run("summary", func(t *testing.T) {
+		s, err := serveBody(t, `{"summary":null,"as_of":"2026-11-22T00:00:00Z"}`).Summary(context.Background())
+		if err != nil || s.AsOf == nil || s.Invalid.Total() != 0 {
+			t.Errorf("a null summary text is not exported and must change nothing: %+v, %v", s, err)
+		}
+	})
+}
+
+// TestRepeatedEventsAcrossPagesCountOnce: a list that shifts while it is
+// walked puts an event on two pages; it is handed over once.
+func TestRepeatedEventsAcrossPagesCountOnce(t *testing.T) {
+	pages := map[string]string{
+		"":  `{"events":[` + event("a") + `,` + event("b") + `],"next_cursor":"2"}`,
+		"2": `{"events":[` + event("b") + `,` + event("c") + `,` + strings.Replace(event("d"), `"id":"evt_d",`, "", 1) + `,` + strings.Replace(event("e"), `"id":"evt_e",`, "", 1) + `],"next_cursor":null}`,
+	}
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, pages[r.URL.Query().Get("cursor")]) })
+	events, walk, err := collectEvents(newClient(t, srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a, b, c once each; the two without an id cannot be told apart, so both count.
+	if len(events) != 5 || walk.Duplicates != 1 {
+		t.Errorf("%d events, %d repeated; want 5 and 1", len(events), walk.Duplicates)
+	}
+}
+
 func TestExtraFieldsAndTimestampFormsAccepted(t *testing.T) {
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/vnd.gsis+json; charset=utf-8")
@@ -372,8 +474,50 @@ func TestExtraFieldsAndTimestampFormsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := time.Date(2026, 11, 22, 3, 0, 0, 123e6, time.UTC); !s.AsOf.Equal(want) {
+	if want := time.Date(2026, 11, 22, 3, 0, 0, 123e6, time.UTC); s.AsOf == nil || !s.AsOf.Equal(want) {
 		t.Errorf("AsOf = %v, want %v", s.AsOf, want)
+	}
+}
+
+// TestBodyFormsTheRFCsAllow: a Content-Type with a malformed parameter is
+// still JSON; a gzip body is decoded even when unasked for; an encoding
+// the client cannot read is named.
+func TestBodyFormsTheRFCsAllow(t *testing.T) {
+	gzipped := func() []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		_, _ = zw.Write([]byte(okOverview))
+		_ = zw.Close()
+		return b.Bytes()
+	}()
+	tests := []struct {
+		name, contentType, encoding string
+		body                        []byte
+		errText                     string
+	}{
+		{name: "bad parameter", contentType: "application/json; charset", body: []byte(okOverview)},
+		{name: "uppercase", contentType: "Application/JSON", body: []byte(okOverview)},
+		{name: "gzip", contentType: "application/json", encoding: "gzip", body: gzipped},
+		{name: "gzip that is not", contentType: "application/json", encoding: "gzip", body: []byte(okOverview), errText: "not gzip"},
+		{name: "brotli", contentType: "application/json", encoding: "br", body: []byte("??"), errText: `Content-Encoding "br"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.contentType)
+				if tt.encoding != "" {
+					w.Header().Set("Content-Encoding", tt.encoding)
+				}
+				_, _ = w.Write(tt.body)
+			})
+			o, err := newClient(t, srv.URL).Overview(context.Background())
+			switch {
+			case tt.errText == "" && (err != nil || o.Score == nil || *o.Score != 40):
+				t.Errorf("overview %+v, %v; want it decoded", o, err)
+			case tt.errText != "" && (err == nil || !strings.Contains(err.Error(), tt.errText)):
+				t.Errorf("err = %v, want one saying %q", err, tt.errText)
+			}
+		})
 	}
 }
 
@@ -395,7 +539,7 @@ func TestTransportErrors(t *testing.T) {
 			c := newClient(t, srv.URL)
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
-			_, err := c.ConflictEvents(ctx)
+			_, err := c.ConflictEvents(ctx, func(client.Event) {})
 			t.Logf("error text: %v", err)
 			var te *client.TransportError
 			if !errors.As(err, &te) {
@@ -427,7 +571,7 @@ func TestOversizeBodyIsCutOffWithoutReadingIt(t *testing.T) {
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := c.ConflictEvents(context.Background())
+	_, _, err := collectEvents(c)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, client.ErrBodyTooLarge) {
 		t.Fatalf("err = %v, want ErrBodyTooLarge", err)
@@ -455,8 +599,8 @@ func TestObserveHook(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	_, _ = c.ConflictEvents(ctx)
-	_, _ = c.Drilldown(ctx, client.PillarMacro)
+	_, _, _ = collectEvents(c)
+	_, _ = c.Drilldown(ctx, client.PillarMacro, nil)
 	want := []obs{{"conflict", "200"}, {"conflict", "200"}, {"conflict", "200"}, {"global-stability/pillar/macro", "502"}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("observed %v, want %v", got, want)
@@ -476,7 +620,7 @@ func TestObserveHook(t *testing.T) {
 
 func TestUnknownPillarRefusedBeforeRequest(t *testing.T) {
 	sim, srv := startSim(t, simulator.Config{})
-	_, err := newClient(t, srv.URL).Drilldown(context.Background(), client.Pillar("weather"))
+	_, err := newClient(t, srv.URL).Drilldown(context.Background(), client.Pillar("weather"), nil)
 	if err == nil || !strings.Contains(err.Error(), "weather") {
 		t.Fatalf("err = %v, want an unknown-pillar error", err)
 	}

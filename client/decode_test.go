@@ -2,10 +2,11 @@ package client
 
 import (
 	"bytes"
-	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"io"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,14 +28,27 @@ func TestParseTimestamp(t *testing.T) {
 		{"2026-11-21T23:30:00-05:00", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
 		{"2026-11-22T06:30:00+0200", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
 		{"2026-11-22T04:30:00", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+		// What RFC 3339 allows beyond Go's layouts.
+		{"2026-11-22t04:30:00z", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+		{"2026-11-22 04:30:00Z", time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)},
+		{"2016-12-31T23:59:60Z", time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"2016-12-31T23:59:60.5+00:00", time.Date(2017, 1, 1, 0, 0, 0, 5e8, time.UTC)},
+		// Far from today, and kept exactly: plausibility is the caller's call.
+		{"0001-01-01T00:00:00Z", time.Time{}},
+		{"1600-01-01T00:00:00Z", time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"9999-12-31T23:59:59Z", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
 	}
 	for _, tt := range tests {
 		got, err := ParseTimestamp(tt.in)
 		if err != nil || !got.Equal(tt.want) {
 			t.Errorf("ParseTimestamp(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
+		fast, err := parseTimestampBytes([]byte(tt.in))
+		if err != nil || !fast.Equal(tt.want) {
+			t.Errorf("parseTimestampBytes(%q) = %v, %v; want %v", tt.in, fast, err, tt.want)
+		}
 	}
-	for _, bad := range []string{"", "yesterday", "2026-11-22", "22/11/2026 04:30", "2026-13-01T00:00:00Z", "1700000000"} {
+	for _, bad := range []string{"", "yesterday", "2026-11-22", "22/11/2026 04:30", "2026-13-01T00:00:00Z", "1700000000", "2026-11-22T04:30:61Z", "2026-11-22x04:30:00Z"} {
 		if _, err := ParseTimestamp(bad); err == nil {
 			t.Errorf("ParseTimestamp(%q) succeeded, want an error", bad)
 		} else if bad != "" && strings.Contains(err.Error(), bad) {
@@ -53,69 +67,250 @@ func TestSanitize(t *testing.T) {
 	}
 }
 
-// The fuzz targets feed arbitrary bytes to every decoder. They must never
-// panic, and whatever they accept must satisfy the spec's invariants.
+// fuzzNow is the clock of the fuzz targets: timestamps after it plus
+// MaxFutureSkew are invalid.
+var fuzzNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+var fuzzSeed = maphash.MakeSeed()
+
+func testDecoder(r io.Reader) *decoder {
+	return &decoder{s: newScanner(r, nil), now: fuzzNow, maxName: DefaultMaxNameBytes}
+}
+
+var fuzzRules = refRules{now: fuzzNow, maxName: DefaultMaxNameBytes, seed: fuzzSeed}
+
+// readers gives the same body whole and a byte at a time: the second takes
+// every refill path of the scanner.
+func readers(body []byte) map[string]func() io.Reader {
+	return map[string]func() io.Reader{
+		"at once":      func() io.Reader { return bytes.NewReader(body) },
+		"byte by byte": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(body)) },
+	}
+}
+
+// show renders decoded values for comparison, pointers followed.
+func show(vs ...any) string {
+	var b strings.Builder
+	for _, v := range vs {
+		switch v := v.(type) {
+		case *float64:
+			if v == nil {
+				b.WriteString("nil ")
+			} else {
+				fmt.Fprintf(&b, "%x ", math.Float64bits(*v))
+			}
+		case *string:
+			if v == nil {
+				b.WriteString("nil ")
+			} else {
+				fmt.Fprintf(&b, "%q ", *v)
+			}
+		case *time.Time:
+			if v == nil {
+				b.WriteString("nil ")
+			} else {
+				fmt.Fprintf(&b, "%s ", v.UTC().Format(time.RFC3339Nano))
+			}
+		case Invalid:
+			keys := slices.Sorted(func(yield func(string) bool) {
+				for k := range v.Counts {
+					if !yield(k) {
+						return
+					}
+				}
+			})
+			for _, k := range keys {
+				fmt.Fprintf(&b, "%s=%d ", k, v.Counts[k])
+			}
+			if (v.First == "") != (len(v.Counts) == 0) {
+				b.WriteString("(first detail missing or stray) ")
+			}
+		default:
+			fmt.Fprintf(&b, "%v ", v)
+		}
+	}
+	return b.String()
+}
+
+// differ fails the fuzz case when the streaming decoder, read at once or
+// byte by byte, and the reference disagree.
+func differ(t *testing.T, body []byte, refErr error, ref string, decode func(io.Reader) (string, error)) {
+	t.Helper()
+	for how, r := range readers(body) {
+		got, err := decode(r())
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("%s: error %v, reference error %v, for %q", how, err, refErr, body)
+		}
+		if err == nil && got != ref {
+			t.Fatalf("%s: decoded\n%s\nreference\n%s\nfor %q", how, got, ref, body)
+		}
+	}
+}
+
+// stringSeeds are strings that take every path of the scanner's string
+// decoding: every escape, surrogate pairs and lone halves, invalid
+// escapes, multi-byte and invalid UTF-8, control characters.
+var stringSeeds = []string{
+	`"plain"`, `""`, `"\" \\ \/ \b \f \n \r \t"`, `"\u0041\u00e9\u4e2d"`, `"\uD83D\uDE00"`, `"\uD83D"`,
+	`"\uDE00x"`, `"\uD83D\u0041"`, `"\uD83D\uZZZZ"`, `"\x"`, `"\u12"`, `"\u12G4"`, `"ünïcødé ☢ 指标"`,
+	"\"bad \xff\xfe utf8\"", "\"cut \xe2\x82\"", "\"tab\tinside\"", `"\`, `"open`, `"` + strings.Repeat("long", 60) + `"`,
+}
+
+// syntaxSeeds derives broken bodies from a valid one: cut at every byte
+// (an end of input inside every kind of token and between them), and with
+// a byte at every position replaced by one that JSON does not allow there.
+func syntaxSeeds(valid string) []string {
+	var seeds []string
+	for i := range len(valid) {
+		seeds = append(seeds, valid[:i])
+		if i%3 == 0 {
+			seeds = append(seeds, valid[:i]+"}"+valid[i+1:], valid[:i]+"x"+valid[i+1:], valid[:i]+","+valid[i+1:])
+		}
+	}
+	return seeds
+}
+
+func addSeeds(f *testing.F, valid string, field string) {
+	f.Add([]byte(valid))
+	for _, s := range syntaxSeeds(valid) {
+		f.Add([]byte(s))
+	}
+	for _, s := range stringSeeds {
+		f.Add([]byte(strings.Replace(valid, field, s, 1)))
+	}
+	for _, v := range []string{"null", "1e400", "-0", "true", "[]", "{}", `"2026-11-22T04:30:60Z"`, `"2126-11-22T04:30:00Z"`, `"0001-01-01T00:00:00Z"`} {
+		f.Add([]byte(strings.Replace(valid, field, v, 1)))
+	}
+}
+
+const (
+	validOverview  = `{"score":54,"trend":"stable","pillars":{"conflict":64.3,"cyber":59,"macro":42.1,"supply_chain":45},"as_of":"2026-11-22T04:31:00Z"}`
+	validDrilldown = `{"pillar":"cyber","score":59,"delta_24h":-1.5,"indicators":[{"key":"critical_cves_7d","value":28},{"key":"b","value":0.5}],"as_of":"2026-11-22T04:31:00Z"}`
+	validSummary   = `{"summary":"text","as_of":"2026-11-22T04:30:00Z"}`
+	validEvents    = `{"events":[{"id":"evt_1","lat":48.0,"lon":37.8,"actors":["a","b"],"category":"battles","escalation":0.7,"occurred_at":"2026-11-19T02:25:35.862Z"}],"next_cursor":"abc"}`
+	validBriefings = `{"briefings":[{"id":"brf_1","headline":"h","summary":"s","tags":["t"],"published_at":"2026-11-21T06:00:00Z"}],"next_cursor":null}`
+)
 
 func FuzzDecodeOverview(f *testing.F) {
-	f.Add([]byte(`{"score":54,"trend":"stable","pillars":{"conflict":64.3,"cyber":59,"macro":42.1,"supply_chain":45},"as_of":"2026-11-22T04:31:00Z"}`))
-	f.Add([]byte(`{"score":null}`))
+	addSeeds(f, validOverview, `"stable"`)
+	addSeeds(f, validOverview, `64.3`)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		o, err := decodeOverview(json.NewDecoder(bytes.NewReader(body)))
-		if err != nil {
-			return
-		}
-		if o.Score < 0 || o.Score > 100 || len(o.Pillars) != 4 || o.AsOf.IsZero() {
-			t.Errorf("accepted an invalid overview: %+v", o)
-		}
+		ref, refErr := fuzzRules.overview(body)
+		differ(t, body, refErr, show(ref.Score, ref.Trend, ref.Pillars, ref.AsOf, ref.Invalid), func(r io.Reader) (string, error) {
+			o, err := testDecoder(r).overview()
+			return show(o.Score, o.Trend, o.Pillars, o.AsOf, o.Invalid), err
+		})
 	})
 }
 
 func FuzzDecodeDrilldown(f *testing.F) {
-	f.Add([]byte(`{"pillar":"cyber","score":59,"delta_24h":-1.5,"indicators":[{"key":"critical_cves_7d","value":28}],"as_of":"2026-11-22T04:31:00Z"}`))
-	f.Add([]byte(`{"pillar":"cyber","indicators":[null]}`))
+	addSeeds(f, validDrilldown, `"critical_cves_7d"`)
+	addSeeds(f, validDrilldown, `28`)
+	f.Add([]byte(`{"indicators":[],"indicators":[]}`))
+	f.Add([]byte(`{"pillar":"macro","indicators":[]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		d, err := decodeDrilldown(json.NewDecoder(bytes.NewReader(body)), PillarCyber)
-		if err != nil {
-			return
-		}
-		if d.Pillar != PillarCyber || d.Score < 0 || d.Score > 100 || d.AsOf.IsZero() {
-			t.Errorf("accepted an invalid drilldown: %+v", d)
-		}
+		ref, refInds, refErr := fuzzRules.drilldown(body, PillarCyber)
+		differ(t, body, refErr, show(ref.Delta24h, ref.AsOf, refInds, ref.Invalid), func(r io.Reader) (string, error) {
+			d := testDecoder(r)
+			d.pillar = PillarCyber
+			var inds []Indicator
+			dd, err := d.drilldown(func(ind Indicator) { inds = append(inds, ind) })
+			return show(dd.Delta24h, dd.AsOf, inds, dd.Invalid), err
+		})
 	})
 }
 
-// FuzzEventPageDecoders holds the scanner to the encoding/json reference:
-// both accept or both reject every input, and when they accept, they agree
-// on every event and on the cursor.
-func FuzzEventPageDecoders(f *testing.F) {
-	f.Add([]byte(`{"events":[{"id":"evt_1","lat":48.0,"lon":37.8,"actors":["a"],"category":"battles","escalation":0.7,"occurred_at":"2026-11-19T02:25:35.862Z"}],"next_cursor":"abc"}`))
-	f.Add([]byte(`{"events":[],"next_cursor":null,"events":[]}`))
-	f.Add([]byte(`{"next_cursor":12,"events":[{}]}`))
+func FuzzDecodeSummary(f *testing.F) {
+	addSeeds(f, validSummary, `"text"`)
+	addSeeds(f, validSummary, `"2026-11-22T04:30:00Z"`)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fast, fastCursor, fastErr := newEventPages().decode(bytes.NewReader(body), nil)
-		ref, refCursor, refErr := referenceEventPage(bytes.NewReader(body), nil)
-		// A body that arrives a byte at a time exercises every refill path.
-		trickled, trickledCursor, trickledErr := newEventPages().decode(iotest.OneByteReader(bytes.NewReader(body)), nil)
-		if (trickledErr == nil) != (fastErr == nil) || trickledCursor != fastCursor || !reflect.DeepEqual(trickled, fast) {
-			t.Fatalf("read at once: %v, %+v; read byte by byte: %v, %+v", fastErr, fast, trickledErr, trickled)
-		}
-		if (fastErr == nil) != (refErr == nil) {
-			t.Fatalf("scanner error %v, encoding/json error %v, for %q", fastErr, refErr, body)
-		}
-		if fastErr != nil {
-			return
-		}
-		if fastCursor != refCursor || len(fast) != len(ref) {
-			t.Fatalf("scanner: %d events, cursor %q; encoding/json: %d events, cursor %q", len(fast), fastCursor, len(ref), refCursor)
-		}
-		for i := range fast {
-			a, b := fast[i], ref[i]
-			if a.ID != b.ID || a.Category != b.Category || !sameFloat(a.Lat, b.Lat) || !sameFloat(a.Lon, b.Lon) ||
-				!sameFloat(a.Escalation, b.Escalation) || !a.OccurredAt.Equal(b.OccurredAt) || !slices.Equal(a.Actors, b.Actors) {
-				t.Fatalf("event %d: scanner %+v, encoding/json %+v", i, a, b)
+		ref, refErr := fuzzRules.summary(body)
+		differ(t, body, refErr, show(ref.AsOf, ref.Invalid), func(r io.Reader) (string, error) {
+			s, err := testDecoder(r).summary()
+			return show(s.AsOf, s.Invalid), err
+		})
+	})
+}
+
+func FuzzDecodeEventPage(f *testing.F) {
+	addSeeds(f, validEvents, `"battles"`)
+	addSeeds(f, validEvents, `"evt_1"`)
+	addSeeds(f, validEvents, `48.0`)
+	addSeeds(f, validEvents, `"abc"`) // the cursor
+	f.Add([]byte(`{"events":[null,1,{}],"next_cursor":17}`))
+	f.Add([]byte(`{"events":[],"next_cursor":null,"events":[]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ref, refCursor, refInv, refErr := fuzzRules.eventPage(body)
+		differ(t, body, refErr, show(refCursor, ref, refInv), decodeEventsShown)
+	})
+}
+
+func decodeEventsShown(r io.Reader) (string, error) {
+	d := newEventPages(fuzzSeed)
+	var events []eventWithID
+	cursor, err := d.decode(r, 1, fuzzNow, DefaultMaxNameBytes, func(ev eventWithID) { events = append(events, ev) })
+	return show(cursor, events, d.inv), err
+}
+
+func FuzzDecodeBriefingPage(f *testing.F) {
+	addSeeds(f, validBriefings, `"2026-11-21T06:00:00Z"`)
+	addSeeds(f, validBriefings, `"h"`)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ref, refCursor, refInv, refErr := fuzzRules.briefingPage(body)
+		differ(t, body, refErr, show(refCursor, ref, refInv), func(r io.Reader) (string, error) {
+			d := testDecoder(r)
+			var briefings []Briefing
+			cursor, err := d.briefingPage(func(b Briefing) { briefings = append(briefings, b) })
+			return show(cursor, briefings, d.inv), err
+		})
+	})
+}
+
+// TestStringEscapes pins the decoded bytes of every escape, so that a
+// decoder that got one wrong fails here even if the reference were to
+// share the mistake.
+func TestStringEscapes(t *testing.T) {
+	tests := map[string]string{
+		`"a\"b"`: `a"b`, `"a\\b"`: `a\b`, `"a\/b"`: "a/b", `"\b\f\n\r\t"`: "\b\f\n\r\t",
+		`"\u0041\u00e9"`: "Aé", `"\uD83D\uDE00"`: "😀", `"\uD83Dx"`: "\uFFFDx", `"\uDE00"`: "\uFFFD",
+		`"\uD83D\u0041"`: "\uFFFDA", "\"\xff\"": "\uFFFD", `"指标"`: "指标",
+	}
+	for in, want := range tests {
+		for how, r := range readers([]byte(in)) {
+			s := newScanner(r(), nil)
+			got, tooLong, err := s.str(100)
+			if err != nil || tooLong || string(got) != want {
+				t.Errorf("%s: str(%s) = %q, %v, %v; want %q", how, in, got, tooLong, err, want)
 			}
 		}
-	})
+	}
+	for _, bad := range []string{`"\x"`, `"\u12G4"`, `"\uD83D\uZZZZ"`, "\"a\nb\"", `"open`} {
+		if _, _, err := newScanner(strings.NewReader(bad), nil).str(100); err == nil {
+			t.Errorf("str(%q) succeeded, want a syntax error", bad)
+		}
+	}
+}
+
+// TestHugeTokensDoNotGrowTheBuffer: a string or a number far longer than
+// the read buffer is read to its end without the buffer growing.
+func TestHugeTokensDoNotGrowTheBuffer(t *testing.T) {
+	for name, body := range map[string]string{
+		"string":         `"` + strings.Repeat("x", 1<<20) + `"`,
+		"escaped string": `"` + strings.Repeat(`\u0041`, 1<<18) + `"`,
+		"number":         "1" + strings.Repeat("0", 1<<20),
+	} {
+		s := newScanner(strings.NewReader(body), nil)
+		if err := s.skip(0); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if cap(s.buf) > scanBufferSize {
+			t.Errorf("%s: the buffer grew to %d bytes", name, cap(s.buf))
+		}
+	}
+	s := newScanner(strings.NewReader(`"`+strings.Repeat("y", 1<<20)+`"`), nil)
+	if b, tooLong, err := s.str(128); err != nil || !tooLong || b != nil {
+		t.Errorf("str(128) of a 1 MiB string = %d bytes, %v, %v; want too long", len(b), tooLong, err)
+	}
 }
 
 // TestFloatMatchesParseFloat holds the scanner's number parsing, fast path
@@ -157,34 +352,8 @@ func TestFloatMatchesParseFloat(t *testing.T) {
 	}
 }
 
-func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
-
-func FuzzDecodeBriefingPage(f *testing.F) {
-	f.Add([]byte(`{"briefings":[{"id":"brf_1","headline":"h","summary":"s","tags":["t"],"published_at":"2026-11-21T06:00:00Z"}],"next_cursor":null}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		_, _ = decodePage(dec, "briefings", func(i int) error {
-			b, err := decodeBriefing(dec, "briefings[0].")
-			if err == nil && (b.PublishedAt.IsZero() || b.Tags == nil) {
-				t.Errorf("accepted an invalid briefing: %+v", b)
-			}
-			return err
-		})
-	})
-}
-
-func FuzzDecodeSummary(f *testing.F) {
-	f.Add([]byte(`{"summary":"text","as_of":"2026-11-22T04:30:00Z"}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		s, err := decodeSummary(json.NewDecoder(bytes.NewReader(body)))
-		if err == nil && s.AsOf.IsZero() {
-			t.Errorf("accepted a summary without as_of: %+v", s)
-		}
-	})
-}
-
 func FuzzParseTimestamp(f *testing.F) {
-	for _, s := range []string{"2026-11-22T04:30:00Z", "2026-11-22T06:30:00.250+02:00", "2026-11-22T06:30:00+0200"} {
+	for _, s := range []string{"2026-11-22T04:30:00Z", "2026-11-22T06:30:00.250+02:00", "2026-11-22T06:30:00+0200", "2026-11-22t04:30:00z", "2026-11-22 04:30:60Z"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -199,7 +368,7 @@ func FuzzParseTimestamp(f *testing.F) {
 // accepts as the same instant.
 func FuzzTimestampFastPath(f *testing.F) {
 	for _, s := range []string{"2026-11-22T04:30:00Z", "2026-11-22T06:30:00.250+02:00", "2024-02-29T23:59:59.999999999-11:30",
-		"2023-02-29T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1900-03-01T00:00:00+00:00"} {
+		"2023-02-29T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1900-03-01T00:00:00+00:00", "2016-12-31t23:59:60z"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -210,18 +379,6 @@ func FuzzTimestampFastPath(f *testing.F) {
 		ref, err := ParseTimestamp(s)
 		if err != nil || !fast.Equal(ref) {
 			t.Fatalf("parseRFC3339Fast(%q) = %v; time.Parse gives %v, %v", s, fast, ref, err)
-		}
-	})
-}
-
-func FuzzParseCursor(f *testing.F) {
-	for _, s := range []string{`null`, `""`, `"abc"`, `17`, `-1.5e3`, `true`, `{}`, `"\u0000"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		c, err := parseCursor(raw)
-		if err == nil && c != "" && json.Valid(raw) && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			t.Errorf("null gave cursor %q", c)
 		}
 	})
 }

@@ -1,53 +1,47 @@
 package client
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
+	"hash/maphash"
 	"io"
-	"strconv"
 	"time"
 )
 
-// eventPages decodes pages of /v1/conflict with the scanner instead of
-// encoding/json: a page of 1,000 events is the exporter's largest unit of
-// work, and reflection made it several times slower than everything else in
-// a scrape together. It lives for one walk and keeps its buffers across
-// pages, so the walk allocates per page, not per event:
-//   - categories and actors repeat a lot and are interned (a bounded map);
-//   - the IDs of a page share one string, and its actors one slice;
-//   - the read buffer is reused.
-//
-// It accepts and rejects exactly what the encoding/json decoder of the other
-// endpoints would; FuzzEventPageDecoders checks the two against each other.
+// eventPages decodes pages of /v1/conflict. A page of 1,000 events is the
+// exporter's largest unit of work, so its per-event loop is written out
+// by hand on the scanner rather than through the closures of decode.go,
+// and it allocates nothing per event: categories repeat a lot and are
+// interned (a bounded map), ids are hashed and not kept, and the read
+// buffer is reused from page to page and walk to walk.
 type eventPages struct {
-	items  []Event           // the page handed to the caller
+	decoder
 	buf    []byte            // the scanner's read buffer
-	intern map[string]string // category and actor names
-	ids    []byte            // this page's IDs, back to back
-	actors []string          // this page's actors, in order
-	spans  []eventSpans      // per event: where its ID and actors are
+	intern map[string]string // category names
+	seed   maphash.Seed      // for id hashes; one per client
 }
-
-type eventSpans struct{ idFrom, idTo, actorsFrom, actorsTo int }
 
 // maxInterned bounds the intern map: beyond it, names are plain copies.
 const maxInterned = 4096
 
-func newEventPages() *eventPages { return &eventPages{intern: map[string]string{}} }
+func newEventPages(seed maphash.Seed) *eventPages {
+	return &eventPages{intern: map[string]string{}, seed: seed}
+}
 
-// Required fields of an event, in the order errors report them.
+// Fields of an event, in the order the spec lists them and the log
+// reports them. id is optional: it only serves to spot an event repeated
+// by a shifting page, and an event without one is still counted.
 const (
 	hasID = 1 << iota
 	hasLat
 	hasLon
-	hasActors
 	hasCategory
 	hasEscalation
 	hasOccurredAt
-	hasAll = 1<<iota - 1
+	required = hasLat | hasLon | hasCategory | hasEscalation | hasOccurredAt
 )
 
-var eventFieldNames = []string{"id", "lat", "lon", "actors", "category", "escalation", "occurred_at"}
+var eventFieldNames = [...]string{"id", "lat", "lon", "category", "escalation", "occurred_at"}
 
 func (d *eventPages) internString(b []byte) string {
 	if s, ok := d.intern[string(b)]; ok {
@@ -60,385 +54,172 @@ func (d *eventPages) internString(b []byte) string {
 	return s
 }
 
-// decode is a pageDecoder for /v1/conflict. It decodes into its own items
-// slice, reused from page to page and from walk to walk, whatever slice it
-// is given.
-func (d *eventPages) decode(r io.Reader, _ []Event) ([]Event, string, error) {
-	items, cursor, err := d.decodeInto(r, d.items[:0])
-	d.items = items
-	return items, cursor, err
+// eventWithID is an event and the hash of its id (hasID false without one).
+type eventWithID struct {
+	Event
+	id    uint64
+	hasID bool
 }
 
-func (d *eventPages) decodeInto(r io.Reader, items []Event) ([]Event, string, error) {
-	s := newScanner(r, d.buf)
-	defer func() { d.buf = s.buf }()
-	d.ids, d.actors, d.spans = d.ids[:0], d.actors[:0], d.spans[:0]
-	first := len(items)
+// decode reads one page, handing every valid event to visit, and returns
+// next_cursor. Invalid events are counted in d.inv.
+func (d *eventPages) decode(r io.Reader, page int, now time.Time, maxName int, visit func(eventWithID)) (string, error) {
+	d.s = newScanner(r, d.buf)
+	defer func() { d.buf, d.s = d.s.buf, nil }()
+	d.page, d.now, d.maxName, d.listSeen = page, now, maxName, false
+	var ev eventWithID
+	return d.pageObject("events", func(i int) error {
+		bad, err := d.event(&ev)
+		switch {
+		case err != nil:
+			return err
+		case bad != "":
+			d.item("events", i, bad)
+		default:
+			visit(ev)
+		}
+		return nil
+	})
+}
 
+// event decodes one event into ev. bad, when set, says what makes it
+// unusable, starting with the path inside the event (".lat: null").
+func (d *eventPages) event(ev *eventWithID) (bad string, err error) {
+	s := d.s
 	c, err := s.next()
 	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) && s.offset+int64(s.pos) == 0 {
-			return items, "", io.EOF // an empty body
-		}
-		return items, "", err
+		return "", err
 	}
 	if c != '{' {
-		if isValueStart(c) {
-			return items, "", &fieldError{field: "(body)", err: errors.New("want an object")}
-		}
-		return items, "", s.syntax("invalid character %q looking for beginning of value", c)
+		bad, err := s.wrongType(c, "an object")
+		return ": " + bad, err
 	}
 	s.pos++
+	*ev = eventWithID{}
 	var (
-		cursor               string
-		haveEvents, haveNext bool
+		have    int
+		reasons [len(eventFieldNames)]string // why each bad field is bad
 	)
-	for firstKey := true; ; firstKey = false {
-		more, err := s.more(firstKey, '}')
+	for first := true; ; first = false {
+		more, err := s.more(first, '}')
 		if err != nil {
-			return items, "", err
+			return "", err
 		}
 		if !more {
 			break
 		}
 		key, err := s.key()
 		if err != nil {
-			return items, "", err
+			return "", err
 		}
+		// A switch rather than a loop over eventFieldNames: this is the
+		// hottest loop of a scrape, and the loop measured 15% slower.
+		var bit, index int
 		switch string(key) {
-		case "events":
-			if haveEvents {
-				return items, "", &fieldError{field: "events", err: errors.New("appears twice")}
-			}
-			haveEvents = true
-			if items, err = d.events(s, items); err != nil {
-				return items, "", err
-			}
-		case "next_cursor":
-			haveNext = true
-			if cursor, err = d.cursor(s); err != nil {
-				return items, "", err
-			}
-		default:
+		case "id":
+			bit, index = hasID, 0
+		case "lat":
+			bit, index = hasLat, 1
+		case "lon":
+			bit, index = hasLon, 2
+		case "category":
+			bit, index = hasCategory, 3
+		case "escalation":
+			bit, index = hasEscalation, 4
+		case "occurred_at":
+			bit, index = hasOccurredAt, 5
+		default: // actors, and anything the spec does not list
 			if err := s.skip(0); err != nil {
-				return items, "", err
+				return "", err
 			}
+			continue
+		}
+		why, err := d.value(ev, bit)
+		if err != nil {
+			return "", err
+		}
+		// The last occurrence of a key decides, as in encoding/json.
+		if why == "" {
+			have |= bit
+		} else {
+			have &^= bit
+		}
+		reasons[index] = why
+	}
+	ev.hasID = have&hasID != 0
+	if have&required == required {
+		return "", nil
+	}
+	for i, name := range eventFieldNames {
+		if i > 0 && have&(1<<i) == 0 {
+			return "." + name + ": " + cmp.Or(reasons[i], "missing"), nil
 		}
 	}
-	if err := s.finish(); err != nil {
-		return items, "", err
-	}
-	switch {
-	case !haveEvents:
-		return items, "", &fieldError{field: "events", err: errMissing}
-	case !haveNext:
-		return items, "", &fieldError{field: "next_cursor", err: errors.New("missing (null is the way to say there are no more pages)")}
-	}
+	return "", nil // not reached: some required bit is missing
+}
 
-	// One string for the page's IDs and one slice for its actors.
-	ids := string(d.ids)
-	actors := append([]string(nil), d.actors...)
-	for i, sp := range d.spans {
-		items[first+i].ID = ids[sp.idFrom:sp.idTo]
-		items[first+i].Actors = actors[sp.actorsFrom:sp.actorsTo:sp.actorsTo]
+// value reads the value of a known event field into ev. why says what
+// makes it unusable; err is for input that is not JSON.
+func (d *eventPages) value(ev *eventWithID, bit int) (why string, err error) {
+	s := d.s
+	switch bit {
+	case hasLat, hasLon, hasEscalation:
+		v, bad, err := s.numberValue()
+		if bad != "" || err != nil {
+			return bad, err
+		}
+		switch {
+		case bit == hasLat && !(v >= -90 && v <= 90):
+			return fmt.Sprintf("%g is not a latitude", v), nil
+		case bit == hasLon && !(v >= -180 && v <= 180):
+			return fmt.Sprintf("%g is not a longitude", v), nil
+		case bit == hasLat:
+			ev.Lat = v
+		case bit == hasLon:
+			ev.Lon = v
+		default:
+			ev.Escalation = v
+		}
+		return "", nil
+	case hasID:
+		b, bad, err := s.stringValue(maxIDBytes)
+		if bad == "" && err == nil && len(b) == 0 {
+			bad = "empty"
+		}
+		if bad == "" && err == nil {
+			ev.id = maphash.Bytes(d.seed, b)
+		}
+		return bad, err
+	case hasCategory:
+		b, bad, err := s.stringValue(d.maxName)
+		if bad == "" && err == nil {
+			if len(b) == 0 {
+				return "empty", nil
+			}
+			ev.Category = d.internString(b)
+		}
+		return bad, err
 	}
-	return items, cursor, nil
+	// occurred_at
+	b, bad, err := s.stringValue(maxTimestampBytes)
+	if bad != "" || err != nil {
+		return bad, err
+	}
+	t, perr := parseTimestampBytes(b)
+	if why := d.checkTime(t, perr); why != "" {
+		return why, nil
+	}
+	ev.OccurredAt = t
+	return "", nil
 }
 
 func isValueStart(c byte) bool {
 	return c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n'
 }
 
-// key reads an object key and its colon.
-func (s *scanner) key() ([]byte, error) {
-	c, err := s.next()
-	if err != nil {
-		return nil, err
-	}
-	if c != '"' {
-		return nil, s.syntax("invalid character %q looking for beginning of object key string", c)
-	}
-	k, err := s.str()
-	if err != nil {
-		return nil, err
-	}
-	// The usual case: the colon is next, in the buffer, and k stays valid.
-	if s.pos < s.end && s.buf[s.pos] == ':' {
-		s.pos++
-		return k, nil
-	}
-	// Reading the colon may refill the buffer and move k's bytes: keep a copy.
-	s.keyBuf = append(s.keyBuf[:0], k...)
-	return s.keyBuf, s.expect(':')
-}
-
-func (d *eventPages) cursor(s *scanner) (string, error) {
-	c, err := s.next()
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case c == 'n':
-		return "", s.literal()
-	case c == '"':
-		b, err := s.str()
-		return string(b), err
-	case c == '-' || (c >= '0' && c <= '9'):
-		b, err := s.number()
-		return string(b), err
-	}
-	if err := s.skip(0); err != nil {
-		return "", err
-	}
-	return "", &fieldError{field: "next_cursor", err: errors.New("want a string, a number or null")}
-}
-
-func (d *eventPages) events(s *scanner, items []Event) ([]Event, error) {
-	c, err := s.next()
-	if err != nil {
-		return items, err
-	}
-	switch c {
-	case 'n':
-		if err := s.literal(); err != nil {
-			return items, err
-		}
-		return items, &fieldError{field: "events", err: errMissing}
-	case '[':
-		s.pos++
-	default:
-		if err := s.skip(0); err != nil {
-			return items, err
-		}
-		return items, &fieldError{field: "events", err: errors.New("want an array")}
-	}
-	for i := 0; ; i++ {
-		more, err := s.more(i == 0, ']')
-		if err != nil || !more {
-			return items, err
-		}
-		items = append(items, Event{})
-		d.spans = append(d.spans, eventSpans{})
-		if err := d.event(s, &items[len(items)-1], &d.spans[len(d.spans)-1], i); err != nil {
-			return items, err
-		}
-	}
-}
-
-// event decodes one event object, or null (which lacks every field).
-func (d *eventPages) event(s *scanner, ev *Event, sp *eventSpans, index int) error {
-	field := func(name string) string { return "events[" + strconv.Itoa(index) + "]." + name }
-	c, err := s.next()
-	if err != nil {
-		return err
-	}
-	var have int
-	switch c {
-	case 'n':
-		if err := s.literal(); err != nil {
-			return err
-		}
-	case '{':
-		s.pos++
-		var typeErr error
-		for first := true; ; first = false {
-			more, err := s.more(first, '}')
-			if err != nil {
-				return err
-			}
-			if !more {
-				break
-			}
-			key, err := s.key()
-			if err != nil {
-				return err
-			}
-			// A switch rather than a loop over eventFieldNames: this is the
-			// hottest loop of a scrape, and the loop measured 15% slower.
-			bit, name := 0, ""
-			switch string(key) {
-			case "id":
-				bit, name = hasID, "id"
-			case "lat":
-				bit, name = hasLat, "lat"
-			case "lon":
-				bit, name = hasLon, "lon"
-			case "actors":
-				bit, name = hasActors, "actors"
-			case "category":
-				bit, name = hasCategory, "category"
-			case "escalation":
-				bit, name = hasEscalation, "escalation"
-			case "occurred_at":
-				bit, name = hasOccurredAt, "occurred_at"
-			default:
-				if err := s.skip(0); err != nil {
-					return err
-				}
-				continue
-			}
-			isNull, err := s.null()
-			if err != nil {
-				return err
-			}
-			if isNull {
-				have &^= bit // null, like a missing field
-				continue
-			}
-			ok, invalid, err := d.value(s, ev, sp, bit)
-			if err != nil {
-				return err
-			}
-			// A wrong type or an invalid value: like encoding/json, finish
-			// the object first, so that a later syntax error wins.
-			if !ok {
-				invalid = fmt.Errorf("got JSON %s where %s is due", kind(s.buf[s.pos]), wantKind(bit))
-				if err := s.skip(0); err != nil {
-					return err
-				}
-			}
-			if invalid != nil {
-				if typeErr == nil {
-					typeErr = &fieldError{field: field(name), err: invalid}
-				}
-				continue
-			}
-			have |= bit
-		}
-		if typeErr != nil {
-			return typeErr
-		}
-	default:
-		if err := s.skip(0); err != nil {
-			return err
-		}
-		return &fieldError{field: "events[" + strconv.Itoa(index) + "]", err: fmt.Errorf("got JSON %s where an object is due", kind(c))}
-	}
-	if have != hasAll {
-		for i, name := range eventFieldNames {
-			if have&(1<<i) == 0 {
-				return &fieldError{field: field(name), err: errMissing}
-			}
-		}
-	}
-	return nil
-}
-
-func wantKind(bit int) string {
-	switch bit {
-	case hasLat, hasLon, hasEscalation:
-		return "a number"
-	case hasActors:
-		return "an array"
-	default:
-		return "a string"
-	}
-}
-
-// value decodes the value of a known field into ev. It returns ok false,
-// consuming nothing, when the JSON type is wrong; invalid when the value
-// was read but is unusable (out of range, not a timestamp); err when the
-// input is not JSON.
-func (d *eventPages) value(s *scanner, ev *Event, sp *eventSpans, bit int) (ok bool, invalid, err error) {
-	c, err := s.next()
-	if err != nil {
-		return false, nil, err
-	}
-	switch bit {
-	case hasLat, hasLon, hasEscalation:
-		if c != '-' && (c < '0' || c > '9') {
-			return false, nil, nil
-		}
-		v, err := s.float()
-		if err != nil && errors.Is(err, errOutOfRange) {
-			return true, err, nil
-		}
-		switch bit {
-		case hasLat:
-			ev.Lat = v
-		case hasLon:
-			ev.Lon = v
-		default:
-			ev.Escalation = v
-		}
-		return true, nil, err
-	case hasActors:
-		if c != '[' {
-			return false, nil, nil
-		}
-		return d.actorList(s, sp)
-	}
-	// The string fields.
-	if c != '"' {
-		return false, nil, nil
-	}
-	b, err := s.str()
-	if err != nil {
-		return true, nil, err
-	}
-	switch bit {
-	case hasID:
-		sp.idFrom = len(d.ids)
-		d.ids = append(d.ids, b...)
-		sp.idTo = len(d.ids)
-	case hasCategory:
-		ev.Category = d.internString(b)
-	case hasOccurredAt:
-		t, err := parseTimestampBytes(b)
-		if err != nil {
-			return true, err, nil
-		}
-		ev.OccurredAt = t
-	}
-	return true, nil, nil
-}
-
-// actorList reads an array of strings (a null element reads as "", as in
-// encoding/json); an element of another type is a type error of the field.
-func (d *eventPages) actorList(s *scanner, sp *eventSpans) (ok bool, invalid, err error) {
-	s.pos++ // '['
-	from := len(d.actors)
-	for first := true; ; first = false {
-		more, err := s.more(first, ']')
-		if err != nil {
-			return true, nil, err
-		}
-		if !more {
-			break
-		}
-		c, err := s.next()
-		if err != nil {
-			return true, nil, err
-		}
-		switch c {
-		case '"':
-			b, err := s.str()
-			if err != nil {
-				return true, nil, err
-			}
-			d.actors = append(d.actors, d.internString(b))
-		case 'n':
-			if err := s.literal(); err != nil {
-				return true, nil, err
-			}
-			d.actors = append(d.actors, "")
-		default:
-			invalid = fmt.Errorf("got JSON %s where a string is due", kind(c))
-			if err := s.skip(0); err != nil {
-				return true, nil, err
-			}
-		}
-	}
-	if invalid != nil {
-		d.actors = d.actors[:from]
-		return true, invalid, nil
-	}
-	sp.actorsFrom, sp.actorsTo = from, len(d.actors)
-	return true, nil, nil
-}
-
 // parseTimestampBytes is ParseTimestamp without allocating for the usual
-// form, YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM).
+// form, YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), "t", "z", " " and ":60"
+// included.
 func parseTimestampBytes(b []byte) (time.Time, error) {
 	if t, ok := parseRFC3339Fast(b); ok {
 		return t, nil
@@ -447,7 +228,7 @@ func parseTimestampBytes(b []byte) (time.Time, error) {
 }
 
 func parseRFC3339Fast(b []byte) (time.Time, bool) {
-	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't' && b[10] != ' ') || b[13] != ':' || b[16] != ':' {
 		return time.Time{}, false
 	}
 	num := func(from, to int) (int, bool) {
@@ -467,7 +248,7 @@ func parseRFC3339Fast(b []byte) (time.Time, bool) {
 	minute, ok5 := num(14, 16)
 	sec, ok6 := num(17, 19)
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || month < 1 || month > 12 || day < 1 ||
-		day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+		day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 60 {
 		return time.Time{}, false
 	}
 	i, nsec := 19, 0
@@ -490,7 +271,7 @@ func parseRFC3339Fast(b []byte) (time.Time, bool) {
 	// the parsing above, and this runs for every event.
 	unix := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
 	switch rest := b[i:]; {
-	case len(rest) == 1 && rest[0] == 'Z':
+	case len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z'):
 		return time.Unix(unix, int64(nsec)).UTC(), true
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
 		oh, ok1 := num(i+1, i+3)

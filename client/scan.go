@@ -28,9 +28,14 @@ type scanner struct {
 // maxDepth bounds nesting in skipped values, as encoding/json does.
 const maxDepth = 10000
 
+// scanBufferSize is the read buffer's size. Tokens are read in a
+// streaming way or capped (strings: str; numbers: maxNumberBytes), so the
+// buffer never has to grow to hold one.
+const scanBufferSize = 32 << 10
+
 func newScanner(r io.Reader, buf []byte) *scanner {
 	if cap(buf) < 4096 {
-		buf = make([]byte, 32<<10)
+		buf = make([]byte, scanBufferSize)
 	}
 	return &scanner{r: r, buf: buf[:cap(buf)]}
 }
@@ -234,107 +239,129 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
-// str reads a string and returns its unescaped bytes, valid until the next
-// call. Invalid UTF-8 becomes U+FFFD, as encoding/json does. While the
-// string is scanned, s.pos stays at its first byte, so a refill keeps it.
-func (s *scanner) str() ([]byte, error) {
+// str reads a string and returns its decoded bytes (escapes resolved,
+// invalid UTF-8 as U+FFFD, as encoding/json does), valid until the next
+// call. A string that decodes to more than max bytes is read to its end
+// without being kept and reported as tooLong; max < 0 keeps nothing, to
+// skip a string. Either way the buffer never has to hold a whole string,
+// so a huge one costs no memory.
+func (s *scanner) str(max int) (b []byte, tooLong bool, err error) {
 	if err := s.expect('"'); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	escaped, ascii := false, true
-	for i := s.pos; ; {
-		buf := s.buf[:s.end]
-		for i < len(buf) && plain[buf[i]] {
-			i++
+	// The usual case: plain ASCII up to the closing quote, in the buffer.
+	buf := s.buf[:s.end]
+	i := s.pos
+	for i < len(buf) && plain[buf[i]] {
+		i++
+	}
+	if i < len(buf) && buf[i] == '"' {
+		raw := buf[s.pos:i]
+		s.pos = i + 1
+		if len(raw) > max {
+			return nil, true, nil
 		}
-		if i >= len(buf) {
-			keep := s.pos
-			if !s.fill(keep) {
-				return nil, s.eof()
-			}
-			i -= keep
-			continue
+		return raw, false, nil
+	}
+	return s.strSlow(max)
+}
+
+// strSlow decodes a string from s.pos byte by byte, consuming as it goes
+// (a refill keeps nothing already read), into the scratch buffer.
+func (s *scanner) strSlow(max int) ([]byte, bool, error) {
+	out := s.scratch[:0]
+	tooLong := max < 0
+	put := func(r rune) {
+		if tooLong {
+			return
 		}
-		switch c := s.buf[i]; {
+		if n := utf8.RuneLen(r); n < 0 || len(out)+n > max {
+			tooLong, out = true, out[:0]
+			return
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	for {
+		if s.pos >= s.end && !s.fill(s.pos) {
+			return nil, false, s.eof()
+		}
+		c := s.buf[s.pos]
+		switch {
 		case c == '"':
-			raw := s.buf[s.pos:i]
-			s.pos = i + 1
-			if !escaped && (ascii || utf8.Valid(raw)) {
-				return raw, nil
+			s.pos++
+			s.scratch = out
+			if tooLong {
+				return nil, true, nil
 			}
-			return s.unescape(raw)
+			return out, false, nil
 		case c == '\\':
-			escaped = true
-			i += 2 // the escaped byte is never the closing quote
+			r, err := s.escape()
+			if err != nil {
+				return nil, false, err
+			}
+			put(r)
 		case c < 0x20:
-			s.pos = i
-			return nil, s.syntax("invalid control character in string")
-		default: // non-ASCII
-			ascii = false
-			i++
+			return nil, false, s.syntax("invalid control character in string")
+		case c < utf8.RuneSelf:
+			put(rune(c))
+			s.pos++
+		default:
+			s.ensure(utf8.UTFMax) // a rune cut by the buffer's end is whole again
+			r, size := utf8.DecodeRune(s.buf[s.pos:s.end])
+			put(r) // RuneError for invalid bytes
+			s.pos += size
 		}
 	}
 }
 
-// unescape decodes the escapes of a raw string into the scratch buffer.
-func (s *scanner) unescape(raw []byte) ([]byte, error) {
-	out := s.scratch[:0]
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			if c < utf8.RuneSelf {
-				out = append(out, c)
-				i++
-				continue
-			}
-			r, size := utf8.DecodeRune(raw[i:])
-			out = utf8.AppendRune(out, r) // RuneError for invalid bytes
-			i += size
-			continue
-		}
-		if i+1 >= len(raw) {
-			return nil, s.syntax("invalid escape in string")
-		}
-		switch e := raw[i+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(raw[i+2:])
-			if !ok {
-				return nil, s.syntax("invalid \\u escape in string")
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if len(raw) >= i+6 && raw[i] == '\\' && raw[i+1] == 'u' {
-					if lo, ok := hex4(raw[i+2:]); ok {
-						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
-							r2 = dec
-							i += 6
-						}
-					}
-				}
-				r = r2
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return nil, s.syntax("invalid escape %q in string", e)
-		}
-		i += 2
+// escape decodes the escape at s.pos (a backslash), and the low half of a
+// surrogate pair after it, as encoding/json does: an unpaired surrogate is
+// U+FFFD.
+func (s *scanner) escape() (rune, error) {
+	if !s.ensure(2) {
+		return 0, s.eof()
 	}
-	s.scratch = out
-	return out, nil
+	e := s.buf[s.pos+1]
+	if r, ok := simpleEscapes[e]; ok {
+		s.pos += 2
+		return r, nil
+	}
+	if e != 'u' {
+		return 0, s.syntax("invalid escape %q in string", e)
+	}
+	if !s.ensure(6) {
+		return 0, s.eof()
+	}
+	r, ok := hex4(s.buf[s.pos+2 : s.pos+6])
+	if !ok {
+		return 0, s.syntax("invalid \\u escape in string")
+	}
+	s.pos += 6
+	if !utf16.IsSurrogate(r) {
+		return r, nil
+	}
+	if s.ensure(6) && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
+		if lo, ok := hex4(s.buf[s.pos+2 : s.pos+6]); ok {
+			if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+				s.pos += 6
+				return dec, nil
+			}
+		}
+	}
+	return utf8.RuneError, nil
+}
+
+var simpleEscapes = map[byte]rune{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// ensure reads until n bytes from s.pos are in the buffer, and reports
+// whether they are (false at the end of input).
+func (s *scanner) ensure(n int) bool {
+	for s.end-s.pos < n {
+		if !s.fill(s.pos) {
+			return false
+		}
+	}
+	return true
 }
 
 func hex4(b []byte) (rune, bool) {
@@ -358,21 +385,29 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// number reads a JSON number and returns its text, valid until the next call.
-func (s *scanner) number() ([]byte, error) {
+// maxNumberBytes bounds the text of a number that is kept: JSON allows any
+// length, and a longer number is read to its end without being kept.
+const maxNumberBytes = 1024
+
+// number reads a JSON number and returns its text, valid until the next
+// call, or tooLong for a number of more than maxNumberBytes.
+func (s *scanner) number() (text []byte, tooLong bool, err error) {
 	if _, err := s.next(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	start := s.pos
 	i := start
 	at := func() (byte, bool) {
 		for i >= s.end {
 			keep := start
+			if tooLong || i-start > maxNumberBytes {
+				tooLong, keep = true, i // keep nothing of it from now on
+			}
 			if !s.fill(keep) {
 				return 0, false
 			}
 			i -= keep
-			start = 0
+			start = max(start-keep, 0)
 		}
 		return s.buf[i], true
 	}
@@ -390,23 +425,23 @@ func (s *scanner) number() ([]byte, error) {
 	c, ok := at()
 	switch {
 	case !ok:
-		return nil, s.eof()
+		return nil, false, s.eof()
 	case c == '0':
 		i++
 	case c >= '1' && c <= '9':
 		digits()
 	default:
 		s.pos = i
-		return nil, s.syntax("invalid character %q in number", c)
+		return nil, false, s.syntax("invalid character %q in number", c)
 	}
 	if c, ok := at(); ok && c == '.' {
 		i++
 		if digits() == 0 {
 			if _, ok := at(); !ok {
-				return nil, s.eof()
+				return nil, false, s.eof()
 			}
 			s.pos = i
-			return nil, s.syntax("invalid character after decimal point in number")
+			return nil, false, s.syntax("invalid character after decimal point in number")
 		}
 	}
 	if c, ok := at(); ok && (c == 'e' || c == 'E') {
@@ -416,17 +451,20 @@ func (s *scanner) number() ([]byte, error) {
 		}
 		if digits() == 0 {
 			if _, ok := at(); !ok {
-				return nil, s.eof()
+				return nil, false, s.eof()
 			}
 			s.pos = i
-			return nil, s.syntax("invalid character in exponent of number")
+			return nil, false, s.syntax("invalid character in exponent of number")
 		}
 	}
 	if s.readErr != nil && !errors.Is(s.readErr, io.EOF) && i >= s.end {
-		return nil, s.readErr
+		return nil, false, s.readErr
 	}
 	s.pos = i
-	return s.buf[start:i], nil
+	if tooLong || i-start > maxNumberBytes {
+		return nil, true, nil
+	}
+	return s.buf[start:i], false, nil
 }
 
 // literal consumes true, false or null.
@@ -478,7 +516,7 @@ func (s *scanner) skip(depth int) error {
 	}
 	switch c {
 	case '"':
-		_, err = s.str()
+		_, _, err = s.str(-1)
 		return err
 	case '{':
 		s.pos++
@@ -492,7 +530,7 @@ func (s *scanner) skip(depth int) error {
 			} else if c != '"' {
 				return s.syntax("invalid character %q looking for beginning of object key string", c)
 			}
-			if _, err := s.str(); err != nil {
+			if _, _, err := s.str(-1); err != nil {
 				return err
 			}
 			if err := s.expect(':'); err != nil {
@@ -516,7 +554,7 @@ func (s *scanner) skip(depth int) error {
 	case 't', 'f', 'n':
 		return s.literal()
 	default:
-		_, err = s.number()
+		_, _, err = s.number()
 		return err
 	}
 }
@@ -526,9 +564,12 @@ func (s *scanner) float() (float64, error) {
 	if v, ok := s.shortDecimal(); ok {
 		return v, nil
 	}
-	b, err := s.number()
-	if err != nil {
+	b, tooLong, err := s.number()
+	switch {
+	case err != nil:
 		return 0, err
+	case tooLong:
+		return 0, errOutOfRange
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
@@ -540,7 +581,7 @@ func (s *scanner) float() (float64, error) {
 	return v, nil
 }
 
-var errOutOfRange = errors.New("number out of the range of a float64")
+var errOutOfRange = errors.New("number out of the range of a float64, or of more than 1024 characters")
 
 // shortDecimal is float's fast path for the numbers the API sends
 // (coordinates, scores: -?int(.frac)? with few digits), parsed straight

@@ -15,13 +15,32 @@ var timestampLayouts = []string{
 	"2006-01-02T15:04:05.999999999",
 }
 
-// ParseTimestamp parses an ISO 8601 / RFC 3339 timestamp of the API. The
-// error does not quote the input: text from the wire reaches errors only
-// through the redacted body excerpt.
+// ParseTimestamp parses an ISO 8601 / RFC 3339 timestamp of the API, with
+// what RFC 3339 allows beyond Go's layouts: a lowercase "t" or "z", a space
+// instead of "T" (its section 5.6 note), and a leap second (":60", taken
+// as the first second of the next minute, as Unix time has no leap
+// seconds). Years 0000 to 9999 are accepted as they are: whether an instant
+// is plausible is for the caller to judge. The error does not quote the
+// input: text from the wire reaches errors only through the redacted body
+// excerpt. The result is in UTC.
 func ParseTimestamp(s string) (time.Time, error) {
+	b := []byte(s)
+	if len(b) > 10 && (b[10] == 't' || b[10] == ' ') {
+		b[10] = 'T'
+	}
+	if n := len(b); n > 0 && b[n-1] == 'z' {
+		b[n-1] = 'Z'
+	}
+	leap := len(b) > 18 && b[16] == ':' && b[17] == '6' && b[18] == '0'
+	if leap {
+		b[17], b[18] = '5', '9'
+	}
 	for _, layout := range timestampLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
+		if t, err := time.Parse(layout, string(b)); err == nil {
+			if leap {
+				t = t.Add(time.Second)
+			}
+			return t.UTC(), nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("not an RFC 3339 timestamp (%d bytes)", len(s))

@@ -33,12 +33,20 @@ func ParsePillar(s string) (Pillar, error) {
 	return "", fmt.Errorf("unknown pillar %q: want one of %v", s, Pillars())
 }
 
+// The result types hold what the exporter exports, each value only when
+// it is valid. A value that was missing, null, of the wrong JSON type or
+// outside what the spec allows is left out (a nil field, an absent map key,
+// an item never handed over) and counted in Invalid. Fields the exporter
+// never exports (an event's actors, a briefing's headline, the summary's
+// text) are skipped unread, so nothing in them can fail a response.
+
 // Overview is the stability overview of spec 2.1 (GET /v1/global-stability).
 type Overview struct {
-	Score   float64 // composite score, 0–100, lower is more stable
-	Trend   string  // direction of the composite score; the spec leaves the words open
-	Pillars map[Pillar]float64
-	AsOf    time.Time
+	Score   *float64           // composite score, 0–100, lower is more stable
+	Trend   *string            // direction of the composite score; the spec leaves the words open
+	Pillars map[Pillar]float64 // the valid ones of the four, each 0–100
+	AsOf    *time.Time
+	Invalid Invalid
 }
 
 // Indicator is one sub-indicator of a pillar drilldown.
@@ -48,197 +56,78 @@ type Indicator struct {
 }
 
 // Drilldown is the pillar drilldown of spec 2.2
-// (GET /v1/global-stability/pillar/{pillar}).
+// (GET /v1/global-stability/pillar/{pillar}), without its indicators,
+// which are handed over one by one as they are decoded.
 type Drilldown struct {
-	Pillar     Pillar
-	Score      float64
-	Delta24h   float64 // unit not given by the spec; passed through as is
-	Indicators []Indicator
-	AsOf       time.Time
+	Pillar   Pillar   // the pillar asked for; a response naming another fails
+	Delta24h *float64 // unit not given by the spec; passed through as is
+	AsOf     *time.Time
+	Invalid  Invalid // indicators: the items left out
 }
 
-// Event is a conflict event of spec 2.3 (GET /v1/conflict).
+// Event is a conflict event of spec 2.3 (GET /v1/conflict): the fields the
+// exporter aggregates, all valid.
 type Event struct {
-	ID         string
-	Lat        float64
-	Lon        float64
-	Actors     []string
+	Lat        float64 // -90 to 90
+	Lon        float64 // -180 to 180
 	Category   string
 	Escalation float64 // range not given by the spec; passed through as is
 	OccurredAt time.Time
 }
 
-// Briefing is a daily briefing of spec 2.4 (GET /v1/briefings).
+// Briefing is a daily briefing of spec 2.4 (GET /v1/briefings): its
+// publication time, which is all the exporter uses.
 type Briefing struct {
-	ID          string
-	Headline    string
-	Summary     string
-	Tags        []string
 	PublishedAt time.Time
 }
 
-// Summary is the rolling summary of spec 2.5 (GET /v1/summaries).
+// Summary is the rolling summary of spec 2.5 (GET /v1/summaries): when it
+// was last refreshed. Its text is not read.
 type Summary struct {
-	Summary string
-	AsOf    time.Time
+	AsOf    *time.Time
+	Invalid Invalid
 }
 
-// The wire types mirror the JSON with pointer fields, so that a missing field
-// and a null (both nil) are told apart from a zero value.
-
-type wireOverview struct {
-	Score   *float64             `json:"score"`
-	Trend   *string              `json:"trend"`
-	Pillars *map[string]*float64 `json:"pillars"`
-	AsOf    *string              `json:"as_of"`
+// Walk is what a walk through the pages of a list left out.
+type Walk struct {
+	Pages      int
+	Invalid    Invalid // events or briefings: the items left out
+	Duplicates int     // events whose id an earlier event of the walk had
 }
 
-type wireIndicator struct {
-	Key   *string  `json:"key"`
-	Value *float64 `json:"value"`
+// Invalid counts the values of a response that were left out, by the
+// spec's name of the field or list they belong to ("score", "pillars",
+// "indicators", "events"…), and describes the first of them. Its zero
+// value means nothing was left out.
+type Invalid struct {
+	Counts map[string]int
+	First  string // e.g. "events[3].lat: 91 is not a latitude (page 2)"
 }
 
-type wireDrilldown struct {
-	Pillar     *string           `json:"pillar"`
-	Score      *float64          `json:"score"`
-	Delta24h   *float64          `json:"delta_24h"`
-	Indicators *[]*wireIndicator `json:"indicators"`
-	AsOf       *string           `json:"as_of"`
-}
-
-type wireBriefing struct {
-	ID          *string   `json:"id"`
-	Headline    *string   `json:"headline"`
-	Summary     *string   `json:"summary"`
-	Tags        *[]string `json:"tags"`
-	PublishedAt *string   `json:"published_at"`
-}
-
-type wireSummary struct {
-	Summary *string `json:"summary"`
-	AsOf    *string `json:"as_of"`
-}
-
-// fields collects the first problem found while converting a wire value, so
-// that conversion code reads as a list of fields rather than a ladder of ifs.
-type fields struct {
-	prefix string // "events[3]." for an item of a list
-	field  string
-	err    error
-}
-
-func (f *fields) fail(name string, err error) {
-	if f.err == nil {
-		f.field, f.err = f.prefix+name, err
+// Total is the number of values left out.
+func (v Invalid) Total() int {
+	n := 0
+	for _, c := range v.Counts {
+		n += c
 	}
+	return n
 }
 
-func (f *fields) str(name string, v *string) string {
-	if v == nil {
-		f.fail(name, errMissing)
-		return ""
+func (v *Invalid) add(field, detail string) {
+	if v.Counts == nil {
+		v.Counts = map[string]int{}
+		v.First = detail
 	}
-	return *v
+	v.Counts[field]++
 }
 
-func (f *fields) num(name string, v *float64) float64 {
-	if v == nil {
-		f.fail(name, errMissing)
-		return 0
-	}
-	return *v
-}
-
-func (f *fields) score(name string, v *float64) float64 {
-	s := f.num(name, v)
-	if v != nil && (s < 0 || s > 100) {
-		f.fail(name, fmt.Errorf("%g is outside the spec's 0–100 score scale", s))
-	}
-	return s
-}
-
-func (f *fields) strings(name string, v *[]string) []string {
-	if v == nil {
-		f.fail(name, errMissing)
-		return nil
-	}
-	return *v
-}
-
-func (f *fields) time(name string, v *string) time.Time {
-	if v == nil {
-		f.fail(name, errMissing)
-		return time.Time{}
-	}
-	t, err := ParseTimestamp(*v)
-	if err != nil {
-		f.fail(name, err)
-	}
-	return t
-}
-
-func (w *wireOverview) convert() (Overview, *fields) {
-	var f fields
-	o := Overview{
-		Score: f.score("score", w.Score),
-		Trend: f.str("trend", w.Trend),
-		AsOf:  f.time("as_of", w.AsOf),
-	}
-	if w.Pillars == nil {
-		f.fail("pillars", errMissing)
-		return o, &f
-	}
-	o.Pillars = make(map[Pillar]float64, 4)
-	for _, p := range Pillars() {
-		o.Pillars[p] = f.score("pillars."+string(p), (*w.Pillars)[string(p)])
-	}
-	return o, &f
-}
-
-func (w *wireDrilldown) convert(want Pillar) (Drilldown, *fields) {
-	var f fields
-	d := Drilldown{
-		Pillar:   Pillar(f.str("pillar", w.Pillar)),
-		Score:    f.score("score", w.Score),
-		Delta24h: f.num("delta_24h", w.Delta24h),
-		AsOf:     f.time("as_of", w.AsOf),
-	}
-	if w.Pillar != nil && d.Pillar != want {
-		f.fail("pillar", fmt.Errorf("does not match the requested pillar %q", want))
-	}
-	if w.Indicators == nil {
-		f.fail("indicators", errMissing)
-		return d, &f
-	}
-	d.Indicators = make([]Indicator, 0, len(*w.Indicators))
-	for i, wi := range *w.Indicators {
-		name := fmt.Sprintf("indicators[%d]", i)
-		if wi == nil {
-			f.fail(name, errMissing)
-			continue
+// merge adds w's counts to v, keeping v's first detail if it has one.
+func (v *Invalid) merge(w Invalid) {
+	for field, n := range w.Counts {
+		if v.Counts == nil {
+			v.Counts = map[string]int{}
+			v.First = w.First
 		}
-		d.Indicators = append(d.Indicators, Indicator{
-			Key:   f.str(name+".key", wi.Key),
-			Value: f.num(name+".value", wi.Value),
-		})
+		v.Counts[field] += n
 	}
-	return d, &f
-}
-
-func (w *wireBriefing) convert(f *fields) Briefing {
-	return Briefing{
-		ID:          f.str("id", w.ID),
-		Headline:    f.str("headline", w.Headline),
-		Summary:     f.str("summary", w.Summary),
-		Tags:        f.strings("tags", w.Tags),
-		PublishedAt: f.time("published_at", w.PublishedAt),
-	}
-}
-
-func (w *wireSummary) convert() (Summary, *fields) {
-	var f fields
-	return Summary{
-		Summary: f.str("summary", w.Summary),
-		AsOf:    f.time("as_of", w.AsOf),
-	}, &f
 }

@@ -8,26 +8,24 @@ import (
 )
 
 // fetchBriefings covers GET /v1/briefings, every page up to --api.max-pages.
-func fetchBriefings(ctx context.Context, c *client.Client) (func(*emitter), error) {
+func fetchBriefings(ctx context.Context, c *client.Client) (*endpointData, error) {
 	var (
 		count  int
 		latest time.Time
 	)
-	for page, err := range c.BriefingPages(ctx) {
-		if err != nil {
-			return nil, err
+	walk, err := c.Briefings(ctx, func(b client.Briefing) {
+		if count == 0 || b.PublishedAt.After(latest) {
+			latest = b.PublishedAt
 		}
-		for _, b := range page {
-			count++
-			if b.PublishedAt.After(latest) {
-				latest = b.PublishedAt
-			}
-		}
+		count++
+	})
+	if err != nil {
+		return nil, err
 	}
-	return func(e *emitter) {
+	return &endpointData{invalid: walk.Invalid, emit: func(e *emitter) {
 		e.gauge(briefingsDesc, float64(count))
 		if count > 0 {
 			e.gauge(briefingLatestDesc, unixSeconds(latest))
 		}
-	}, nil
+	}}, nil
 }

@@ -9,50 +9,60 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// conflictStats aggregates conflict events page by page, so memory stays at
-// one page however many events the API returns.
+// conflictStats aggregates conflict events one at a time as they are
+// decoded, so memory is bounded by the number of grid cells and tracked
+// categories, not by the number of events.
 type conflictStats struct {
 	count      int
 	byCategory map[string]int
+	untracked  int // events of categories past maxCategories
+	maxTracked int
 	escMax     float64
-	escSum     float64
+	escMean    float64
 	latest     time.Time
 	grid       *grid
 }
 
 func (s *conflictStats) add(ev client.Event) {
-	if s.count == 0 || ev.Escalation > s.escMax {
+	s.count++
+	if s.count == 1 || ev.Escalation > s.escMax {
 		s.escMax = ev.Escalation
 	}
-	s.count++
-	s.escSum += ev.Escalation
-	s.byCategory[ev.Category]++
-	if ev.OccurredAt.After(s.latest) {
+	// A running mean rather than sum/count: two escalations of 1e308
+	// would overflow the sum to +Inf. Each step is a weighted average of
+	// two finite values, so it stays finite.
+	n := float64(s.count)
+	s.escMean += ev.Escalation/n - s.escMean/n
+	if s.count == 1 || ev.OccurredAt.After(s.latest) {
 		s.latest = ev.OccurredAt
+	}
+	if _, ok := s.byCategory[ev.Category]; ok || len(s.byCategory) < s.maxTracked {
+		s.byCategory[ev.Category]++
+	} else {
+		s.untracked++
 	}
 	s.grid.add(ev.Lat, ev.Lon, ev.Escalation)
 }
 
 // fetchConflict covers GET /v1/conflict, every page up to --api.max-pages,
-// with events counted into cells of gridDegrees.
-func fetchConflict(gridDegrees float64) fetchFunc {
-	return func(ctx context.Context, c *client.Client) (func(*emitter), error) {
-		s := &conflictStats{byCategory: map[string]int{}, grid: newGrid(gridDegrees)}
-		for page, err := range c.ConflictEventPages(ctx) {
-			if err != nil {
-				return nil, err
-			}
-			for _, ev := range page {
-				s.add(ev)
-			}
+// with events counted into cells of gridDegrees. Categories and cells are
+// capped at maxValues series each, keeping those with the most events.
+// Categories are counted up to ten times that many distinct names (a
+// bound on memory); events of names past it count in the total only.
+func fetchConflict(gridDegrees float64, maxValues int) fetchFunc {
+	return func(ctx context.Context, c *client.Client) (*endpointData, error) {
+		s := &conflictStats{byCategory: map[string]int{}, maxTracked: 10 * maxValues, grid: newGrid(gridDegrees)}
+		walk, err := c.ConflictEvents(ctx, s.add)
+		if err != nil {
+			return nil, err
 		}
-		return s.emit, nil
+		return s.data(walk, maxValues), nil
 	}
 }
 
-func (s *conflictStats) emit(e *emitter) {
-	e.gauge(conflictEventsDesc, float64(s.count))
-	// Largest categories first, so a cap keeps the ones that matter.
+// data picks the series to export: the busiest categories and cells up to
+// maxValues each, and counts the rest as dropped.
+func (s *conflictStats) data(walk client.Walk, maxValues int) *endpointData {
 	cats := make([]string, 0, len(s.byCategory))
 	for c := range s.byCategory {
 		cats = append(cats, c)
@@ -60,11 +70,6 @@ func (s *conflictStats) emit(e *emitter) {
 	slices.SortFunc(cats, func(a, b string) int {
 		return cmp.Or(cmp.Compare(s.byCategory[b], s.byCategory[a]), cmp.Compare(a, b))
 	})
-	for _, c := range cats {
-		e.capped(conflictEventsByCategoryDesc, float64(s.byCategory[c]), c)
-	}
-	// Busiest cells first, so a cap keeps the ones that matter; both
-	// metrics see the cells in one order, so they keep the same cells.
 	cells := make([]cell, 0, len(s.grid.cells))
 	for c := range s.grid.cells {
 		cells = append(cells, c)
@@ -72,15 +77,37 @@ func (s *conflictStats) emit(e *emitter) {
 	slices.SortFunc(cells, func(a, b cell) int {
 		return cmp.Or(cmp.Compare(s.grid.cells[b].count, s.grid.cells[a].count), cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon))
 	})
-	for _, c := range cells {
-		lat, lon := s.grid.centre(c)
-		e.capped(conflictEventsByCellDesc, float64(s.grid.cells[c].count), lat, lon)
-		e.capped(conflictEscalationMaxByCellDesc, s.grid.cells[c].escMax, lat, lon)
+	droppedCats := max(len(cats)-maxValues, 0)
+	if s.untracked > 0 {
+		droppedCats++ // at least one more name; how many is not known
 	}
-	if s.count == 0 {
-		return // no events: max, mean and latest are undefined, so absent
+	droppedCells := max(len(cells)-maxValues, 0)
+	cats, cells = cats[:min(len(cats), maxValues)], cells[:min(len(cells), maxValues)]
+	return &endpointData{
+		invalid:    walk.Invalid,
+		duplicates: walk.Duplicates,
+		dropped: map[string]int{
+			conflictEventsByCategoryDesc.name:    droppedCats,
+			conflictEventsByCellDesc.name:        droppedCells,
+			conflictEscalationMaxByCellDesc.name: droppedCells,
+		},
+		emit: func(e *emitter) {
+			e.gauge(conflictEventsDesc, float64(s.count))
+			for _, c := range cats {
+				e.gauge(conflictEventsByCategoryDesc.desc, float64(s.byCategory[c]), c)
+			}
+			// Both cell metrics keep the same, busiest, cells.
+			for _, c := range cells {
+				lat, lon := s.grid.centre(c)
+				e.gauge(conflictEventsByCellDesc.desc, float64(s.grid.cells[c].count), lat, lon)
+				e.gauge(conflictEscalationMaxByCellDesc.desc, s.grid.cells[c].escMax, lat, lon)
+			}
+			if s.count == 0 {
+				return // no events: max, mean and latest are undefined, so absent
+			}
+			e.gauge(conflictEscalationMaxDesc, s.escMax)
+			e.gauge(conflictEscalationMeanDesc, s.escMean)
+			e.gauge(conflictLatestDesc, unixSeconds(s.latest))
+		},
 	}
-	e.gauge(conflictEscalationMaxDesc, s.escMax)
-	e.gauge(conflictEscalationMeanDesc, s.escSum/float64(s.count))
-	e.gauge(conflictLatestDesc, unixSeconds(s.latest))
 }

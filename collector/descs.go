@@ -31,11 +31,13 @@ var (
 	backoffDesc = newDesc("api_backoff_seconds",
 		"Time left before the exporter calls this endpoint again, after the API answered 429 or 503 with Retry-After; 0 when not backing off.", "endpoint")
 	labelValuesDroppedDesc = newDesc("label_values_dropped",
-		"Series left out of this scrape because the metric reached --collector.max-label-values distinct label values (or repeated one).", "metric")
+		"Series left out of this scrape because the metric reached --collector.max-label-values distinct label values (per pillar for indicators), keeping those with the most events; or because the API repeated an indicator key.", "metric")
+	invalidValuesDesc = newDesc("invalid_values",
+		"Values of this endpoint's response left out of this scrape because they were missing, null, of the wrong type or implausible, by the spec's field (for lists: items left out). 0 when all were valid; absent when the endpoint failed.", "endpoint", "field")
 
 	scoreDesc = newDesc("score",
 		"Composite global stability score, 0-100, lower is more stable (GET /v1/global-stability, field score).")
-	trendDesc = newCappedDesc("trend",
+	trendDesc = newDesc("trend",
 		"Always 1; the trend label carries the direction of the composite score as the API words it (GET /v1/global-stability, field trend).", "trend")
 	pillarScoreDesc = newDesc("pillar_score",
 		"Score of each pillar, 0-100, lower is more stable (GET /v1/global-stability, field pillars).", "pillar")
@@ -70,12 +72,12 @@ var (
 
 // allDescs is what Exporter.Describe announces.
 var allDescs = []*prometheus.Desc{
-	upDesc, scrapeSuccessDesc, scrapeDurationDesc, backoffDesc, labelValuesDroppedDesc,
-	scoreDesc, trendDesc.desc, pillarScoreDesc, asOfDesc,
+	upDesc, scrapeSuccessDesc, scrapeDurationDesc, backoffDesc, labelValuesDroppedDesc, invalidValuesDesc,
+	scoreDesc, trendDesc, pillarScoreDesc, asOfDesc,
 	pillarDeltaDesc, pillarIndicatorDesc.desc,
 	conflictEventsDesc, conflictEventsByCategoryDesc.desc, conflictEventsByCellDesc.desc, conflictEscalationMaxByCellDesc.desc, conflictEscalationMaxDesc, conflictEscalationMeanDesc, conflictLatestDesc,
 	briefingsDesc, briefingLatestDesc,
 }
 
 // cappedDescs lists every capped metric, for the dropped-values gauge.
-var cappedDescs = []cappedDesc{trendDesc, pillarIndicatorDesc, conflictEventsByCategoryDesc, conflictEventsByCellDesc, conflictEscalationMaxByCellDesc}
+var cappedDescs = []cappedDesc{pillarIndicatorDesc, conflictEventsByCategoryDesc, conflictEventsByCellDesc, conflictEscalationMaxByCellDesc}

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"strings"
 	"time"
 
 	"github.com/go-kit/log"
@@ -9,62 +8,49 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// emitter sends one scrape's metrics and enforces --collector.max-label-values:
-// a capped metric carries at most maxValues distinct label sets per scrape,
-// in the order they are offered; the rest are counted, not sent.
+// emitter sends one scrape's metrics.
 type emitter struct {
-	ch        chan<- prometheus.Metric
-	logger    log.Logger
-	maxValues int
-	seen      map[string]map[string]bool // metric name → label sets sent
-	dropped   map[string]int             // metric name → series left out
+	ch      chan<- prometheus.Metric
+	logger  log.Logger
+	dropped map[string]int // capped metric name → series left out
 }
 
-func newEmitter(ch chan<- prometheus.Metric, logger log.Logger, maxValues int) *emitter {
-	return &emitter{ch: ch, logger: logger, maxValues: maxValues, seen: map[string]map[string]bool{}, dropped: map[string]int{}}
+func newEmitter(ch chan<- prometheus.Metric, logger log.Logger) *emitter {
+	return &emitter{ch: ch, logger: logger, dropped: map[string]int{}}
 }
 
-// gauge sends a series whose labels are ours (endpoint, pillar) or none.
+// gauge sends a series. Label values from upstream data are valid UTF-8 and
+// at most client.Config.MaxNameBytes long: the client decodes them so.
 func (e *emitter) gauge(desc *prometheus.Desc, v float64, labels ...string) {
 	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 	if err != nil {
-		// Only a label value that is not valid UTF-8 gets here; the JSON
-		// decoder already replaces those, so this is a safety net.
-		level.Warn(e.logger).Log("msg", "series left out", "err", err)
+		level.Warn(e.logger).Log("msg", "series left out", "err", err) // a safety net; never seen
 		return
 	}
 	e.ch <- m
 }
 
-// capped sends a series whose label values come from upstream data. A
-// repeated label set (two indicators with one key, say) is dropped too:
-// exporting both would make the scrape invalid.
-func (e *emitter) capped(c cappedDesc, v float64, labels ...string) {
-	key := strings.Join(labels, "\xff")
-	seen := e.seen[c.name]
-	if seen == nil {
-		seen = map[string]bool{}
-		e.seen[c.name] = seen
+// endpoint sends what one endpoint that answered contributes: its data
+// series, its invalid values by field, and its share of the dropped series.
+func (e *emitter) endpoint(endpoint string, fields []string, d *endpointData) {
+	d.emit(e)
+	for _, f := range fields {
+		e.gauge(invalidValuesDesc, float64(d.invalid.Counts[f]), endpoint, f)
 	}
-	if seen[key] || len(seen) >= e.maxValues {
-		e.dropped[c.name]++
-		return
+	for name, n := range d.dropped {
+		e.dropped[name] += n
 	}
-	seen[key] = true
-	e.gauge(c.desc, v, labels...)
 }
 
-// finish sends the dropped-values gauge of every capped metric and logs
-// what was left out.
+// finish sends the dropped-series gauge of every capped metric.
 func (e *emitter) finish() {
 	for _, c := range cappedDescs {
-		n := e.dropped[c.name]
-		if n > 0 {
-			level.Warn(e.logger).Log("msg", "series left out: too many distinct label values, or repeated ones", "metric", c.name, "dropped", n, "limit", e.maxValues)
-		}
-		e.gauge(labelValuesDroppedDesc, float64(n), c.name)
+		e.gauge(labelValuesDroppedDesc, float64(e.dropped[c.name]), c.name)
 	}
 }
 
-// unixSeconds keeps fractions of a second.
-func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+// unixSeconds keeps fractions of a second, for any year: UnixNano would
+// overflow outside 1678-2262 and turn Go's zero time into a date in 1754.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}

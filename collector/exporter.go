@@ -40,7 +40,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	c := s.join(e.ctx)
 	defer s.leave(c)
 
-	em := newEmitter(ch, s.logger, s.maxLabelValues)
+	em := newEmitter(ch, s.logger)
 	up := 1.0
 	for _, r := range c.results {
 		duration, err := e.wait(r, c.started)
@@ -49,7 +49,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 			success, up = 0, 0
 			level.Error(s.logger).Log("msg", "endpoint failed", "endpoint", r.endpoint, "err", err)
 		} else {
-			r.emit(em)
+			em.endpoint(r.endpoint, r.fields, r.data)
 		}
 		em.gauge(scrapeSuccessDesc, success, r.endpoint)
 		em.gauge(scrapeDurationDesc, duration.Seconds(), r.endpoint)

@@ -41,16 +41,13 @@ func (g *grid) add(lat, lon, escalation float64) {
 	st.escMax = math.Max(st.escMax, escalation)
 }
 
-// cellOf clamps latitude into [-90, 90] and wraps longitude into
-// [-180, 180), so every event lands in some cell: the North Pole joins the
-// cell below it, 180°E is 180°W.
+// cellOf places a valid position (the client refuses latitudes outside
+// [-90, 90] and longitudes outside [-180, 180]) in its cell: the North
+// Pole joins the cell below it, and 180°E is 180°W.
 func (g *grid) cellOf(lat, lon float64) cell {
-	lat = math.Max(-90, math.Min(90, lat))
-	lon = math.Mod(lon+180, 360)
-	if lon < 0 {
-		lon += 360
+	if lon == 180 {
+		lon = -180
 	}
-	lon -= 180
 	latIdx := int(math.Floor(lat / g.degrees))
 	if top := int(math.Ceil(90/g.degrees)) - 1; latIdx > top {
 		latIdx = top

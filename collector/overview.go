@@ -7,48 +7,81 @@ import (
 )
 
 // fetchOverview covers GET /v1/global-stability.
-func fetchOverview(ctx context.Context, c *client.Client) (func(*emitter), error) {
+func fetchOverview(ctx context.Context, c *client.Client) (*endpointData, error) {
 	o, err := c.Overview(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return func(e *emitter) {
-		e.gauge(scoreDesc, o.Score)
-		e.capped(trendDesc, 1, o.Trend)
-		for _, p := range client.Pillars() {
-			e.gauge(pillarScoreDesc, o.Pillars[p], string(p))
+	return &endpointData{invalid: o.Invalid, emit: func(e *emitter) {
+		if o.Score != nil {
+			e.gauge(scoreDesc, *o.Score)
 		}
-		e.gauge(asOfDesc, unixSeconds(o.AsOf), client.EndpointOverview)
-	}, nil
+		if o.Trend != nil {
+			e.gauge(trendDesc, 1, *o.Trend)
+		}
+		for _, p := range client.Pillars() {
+			if v, ok := o.Pillars[p]; ok {
+				e.gauge(pillarScoreDesc, v, string(p))
+			}
+		}
+		if o.AsOf != nil {
+			e.gauge(asOfDesc, unixSeconds(*o.AsOf), client.EndpointOverview)
+		}
+	}}, nil
 }
 
 // fetchDrilldown covers GET /v1/global-stability/pillar/{pillar}. The
 // pillar's score is exported from the overview only, so there is one
-// global_stability_pillar_score series per pillar.
-func fetchDrilldown(p client.Pillar) fetchFunc {
-	return func(ctx context.Context, c *client.Client) (func(*emitter), error) {
-		d, err := c.Drilldown(ctx, p)
+// global_stability_pillar_score series per pillar. Indicators are capped
+// per pillar while they are decoded (the first maxValues distinct keys, in
+// the API's order: there is no measure of which matter more), so a flood
+// in one pillar neither costs memory nor crowds out the others.
+func fetchDrilldown(p client.Pillar, maxValues int) fetchFunc {
+	return func(ctx context.Context, c *client.Client) (*endpointData, error) {
+		var (
+			kept    []client.Indicator
+			seen    = map[string]bool{}
+			dropped int
+		)
+		d, err := c.Drilldown(ctx, p, func(ind client.Indicator) {
+			if seen[ind.Key] || len(kept) >= maxValues {
+				dropped++ // a repeated key would make the scrape invalid
+				return
+			}
+			seen[ind.Key] = true
+			kept = append(kept, ind)
+		})
 		if err != nil {
 			return nil, err
 		}
-		return func(e *emitter) {
-			e.gauge(pillarDeltaDesc, d.Delta24h, string(p))
-			for _, ind := range d.Indicators {
-				e.capped(pillarIndicatorDesc, ind.Value, string(p), ind.Key)
-			}
-			e.gauge(asOfDesc, unixSeconds(d.AsOf), client.DrilldownEndpoint(p))
+		return &endpointData{
+			invalid: d.Invalid,
+			dropped: map[string]int{pillarIndicatorDesc.name: dropped},
+			emit: func(e *emitter) {
+				if d.Delta24h != nil {
+					e.gauge(pillarDeltaDesc, *d.Delta24h, string(p))
+				}
+				for _, ind := range kept {
+					e.gauge(pillarIndicatorDesc.desc, ind.Value, string(p), ind.Key)
+				}
+				if d.AsOf != nil {
+					e.gauge(asOfDesc, unixSeconds(*d.AsOf), client.DrilldownEndpoint(p))
+				}
+			},
 		}, nil
 	}
 }
 
 // fetchSummary covers GET /v1/summaries. Its text is not a metric; its
 // as_of tells whether the 15-minute refresh is happening.
-func fetchSummary(ctx context.Context, c *client.Client) (func(*emitter), error) {
+func fetchSummary(ctx context.Context, c *client.Client) (*endpointData, error) {
 	s, err := c.Summary(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return func(e *emitter) {
-		e.gauge(asOfDesc, unixSeconds(s.AsOf), client.EndpointSummaries)
-	}, nil
+	return &endpointData{invalid: s.Invalid, emit: func(e *emitter) {
+		if s.AsOf != nil {
+			e.gauge(asOfDesc, unixSeconds(*s.AsOf), client.EndpointSummaries)
+		}
+	}}, nil
 }

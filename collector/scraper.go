@@ -27,8 +27,8 @@ type Config struct {
 	Logger log.Logger
 	// Which endpoint groups to collect; the overview is always collected.
 	Pillars, Conflict, Briefings, Summary bool
-	// MaxLabelValues caps the distinct label sets of a metric whose labels
-	// come from upstream data, per scrape. Default 500.
+	// MaxLabelValues caps the series of a metric whose labels come from
+	// upstream data, per scrape (per pillar for indicators). Default 1000.
 	MaxLabelValues int
 	// CacheTTL lets a finished collection serve later scrapes for this
 	// long. 0 shares only collections still in flight.
@@ -37,16 +37,37 @@ type Config struct {
 	GridDegrees float64
 }
 
-// DefaultMaxLabelValues is the default of Config.MaxLabelValues.
-const DefaultMaxLabelValues = 500
+// DefaultMaxLabelValues is the default of Config.MaxLabelValues: at the
+// default 5° grid, a thousand events spread over the globe fill about 765
+// cells.
+const DefaultMaxLabelValues = 1000
 
-// fetchFunc fetches one endpoint and returns how to export what it got.
-type fetchFunc func(context.Context, *client.Client) (func(*emitter), error)
+// fetchFunc fetches one endpoint and returns what to export.
+type fetchFunc func(context.Context, *client.Client) (*endpointData, error)
+
+// endpointData is what an endpoint that answered gives a collection.
+type endpointData struct {
+	emit       func(*emitter)
+	invalid    client.Invalid // values left out because invalid
+	dropped    map[string]int // capped metric name → series left out
+	duplicates int            // conflict events repeated across pages, counted once
+}
 
 type task struct {
 	endpoint string
+	fields   []string // the spec fields counted in global_stability_invalid_values
 	fetch    fetchFunc
 }
+
+// Fields whose values are exported, by endpoint: the field label of
+// global_stability_invalid_values.
+var (
+	overviewFields  = []string{"score", "trend", "pillars", "as_of"}
+	drilldownFields = []string{"delta_24h", "indicators", "as_of"}
+	conflictFields  = []string{"events"}
+	briefingFields  = []string{"briefings"}
+	summaryFields   = []string{"as_of"}
+)
 
 // Scraper runs collections and shares them between concurrent scrapes.
 // It lives as long as the process; an Exporter lives for one scrape.
@@ -56,6 +77,7 @@ type Scraper struct {
 	tasks          []task
 	maxLabelValues int
 	cacheTTL       time.Duration
+	conditions     conditions // what has been logged as going on
 
 	mu      sync.Mutex
 	current *collection
@@ -73,7 +95,7 @@ func NewScraper(cfg Config) *Scraper {
 		logger:         cfg.Logger,
 		maxLabelValues: cfg.MaxLabelValues,
 		cacheTTL:       cfg.CacheTTL,
-		tasks:          []task{{client.EndpointOverview, fetchOverview}},
+		tasks:          []task{{client.EndpointOverview, overviewFields, fetchOverview}},
 		backoff:        map[string]time.Time{},
 	}
 	if s.logger == nil {
@@ -84,20 +106,20 @@ func NewScraper(cfg Config) *Scraper {
 	}
 	if cfg.Pillars {
 		for _, p := range client.Pillars() {
-			s.tasks = append(s.tasks, task{client.DrilldownEndpoint(p), fetchDrilldown(p)})
+			s.tasks = append(s.tasks, task{client.DrilldownEndpoint(p), drilldownFields, fetchDrilldown(p, s.maxLabelValues)})
 		}
 	}
 	if cfg.Conflict {
 		if cfg.GridDegrees <= 0 {
 			cfg.GridDegrees = DefaultGridDegrees
 		}
-		s.tasks = append(s.tasks, task{client.EndpointConflict, fetchConflict(cfg.GridDegrees)})
+		s.tasks = append(s.tasks, task{client.EndpointConflict, conflictFields, fetchConflict(cfg.GridDegrees, s.maxLabelValues)})
 	}
 	if cfg.Briefings {
-		s.tasks = append(s.tasks, task{client.EndpointBriefings, fetchBriefings})
+		s.tasks = append(s.tasks, task{client.EndpointBriefings, briefingFields, fetchBriefings})
 	}
 	if cfg.Summary {
-		s.tasks = append(s.tasks, task{client.EndpointSummaries, fetchSummary})
+		s.tasks = append(s.tasks, task{client.EndpointSummaries, summaryFields, fetchSummary})
 	}
 	return s
 }
@@ -125,8 +147,9 @@ type collection struct {
 // closed and only read after.
 type result struct {
 	endpoint string
+	fields   []string
 	done     chan struct{}
-	emit     func(*emitter)
+	data     *endpointData // nil on error
 	err      error
 	duration time.Duration
 }
@@ -225,7 +248,7 @@ func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
 	}
 	var wg sync.WaitGroup
 	for _, t := range s.tasks {
-		r := &result{endpoint: t.endpoint, done: make(chan struct{})}
+		r := &result{endpoint: t.endpoint, fields: t.fields, done: make(chan struct{})}
 		c.results = append(c.results, r)
 		wg.Go(func() {
 			defer close(r.done)
@@ -233,8 +256,11 @@ func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
 				r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
 				return
 			}
-			r.emit, r.err = t.fetch(cctx, s.client)
+			r.data, r.err = t.fetch(cctx, s.client)
 			r.duration = time.Since(c.started)
+			if r.err == nil {
+				s.noteData(t.endpoint, r.data)
+			}
 			if r.err != nil && cctx.Err() != nil {
 				r.err = fmt.Errorf("%w (collection stopped: %w)", r.err, context.Cause(cctx))
 			}

@@ -13,7 +13,9 @@ import (
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
-func overviewOnly(c *collector.Config) { c.Pillars, c.Conflict, c.Briefings, c.Summary = false, false, false, false }
+func overviewOnly(c *collector.Config) {
+	c.Pillars, c.Conflict, c.Briefings, c.Summary = false, false, false, false
+}
 
 // TestALaterDeadlineExtendsASharedCollection: a scrape with 10s to spare
 // joins a collection started by one with 0.5s, against an API that takes
