@@ -186,7 +186,7 @@ func TestGoldenOutput(t *testing.T) {
 		"as_of_timestamp_seconds", "conflict_events", "conflict_events_by_category", "conflict_escalation_max",
 		"conflict_escalation_mean", "conflict_latest_event_timestamp_seconds", "briefings",
 		"conflict_events_by_cell", "conflict_escalation_max_by_cell",
-		"briefing_latest_published_timestamp_seconds", "label_values_dropped"} {
+		"briefing_latest_published_timestamp_seconds", "label_values_dropped", "invalid_values"} {
 		names = append(names, "global_stability_"+n)
 	}
 	if *update {
@@ -423,20 +423,10 @@ func TestLabelValuesAreEscapedAndCapped(t *testing.T) {
 	for i, k := range weird {
 		inds = append(inds, fmt.Sprintf(`{"key":%q,"value":%d}`, k, i))
 	}
-	drill := func(p string) string {
-		return `{"pillar":"` + p + `","score":1,"delta_24h":0.5,"indicators":[` + strings.Join(inds, ",") + `],"as_of":"2026-11-22T00:00:00Z"}`
-	}
-	api := fakeAPI(map[string]string{
-		"global-stability":                     `{"score":50,"trend":"vers le \"haut\"\\n","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`,
-		"global-stability/pillar/conflict":     drill("conflict"),
-		"global-stability/pillar/cyber":        drill("cyber"),
-		"global-stability/pillar/supply_chain": drill("supply_chain"),
-		"global-stability/pillar/macro":        drill("macro"),
-		"conflict":                             `{"events":[],"next_cursor":null}`,
-		"briefings":                            `{"briefings":[],"next_cursor":null}`,
-		"summaries":                            `{"summary":"s","as_of":"2026-11-22T00:00:00Z"}`,
-	})
-	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.MaxLabelValues = 12 })
+	api := fakeAPI(healthyBodies(func(p string) string {
+		return `{"pillar":"` + p + `","delta_24h":0.5,"indicators":[` + strings.Join(inds, ",") + `],"as_of":"2026-11-22T00:00:00Z"}`
+	}, `{"score":50,"trend":"vers le \"haut\"\\n","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`))
+	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.MaxLabelValues = 3 })
 	code, body := e.scrape(t, "")
 	s := series(t, body)
 	if code != 200 || s["global_stability_up"] != 1 {
@@ -445,22 +435,18 @@ func TestLabelValuesAreEscapedAndCapped(t *testing.T) {
 	if s[`global_stability_trend{trend="vers le \"haut\"\\n"}`] != 1 {
 		t.Errorf("trend label did not round-trip:\n%s", body)
 	}
-	// conflict's indicators come first and are all kept, dup once.
-	for i, k := range weird[:5] {
-		key := fmt.Sprintf(`global_stability_pillar_indicator{indicator=%q,pillar="conflict"}`, k)
-		if v, ok := s[key]; !ok || v != float64(i) {
-			t.Errorf("%s = %v, %v; want %d", key, v, ok, i)
+	// The cap is per pillar: each keeps its first three keys, in the API's order.
+	for _, p := range client.Pillars() {
+		for i, k := range weird[:3] {
+			key := fmt.Sprintf(`global_stability_pillar_indicator{indicator=%q,pillar=%q}`, k, p)
+			if v, ok := s[key]; !ok || v != float64(i) {
+				t.Errorf("%s = %v, %v; want %d", key, v, ok, i)
+			}
 		}
 	}
-	// 4 pillars × 6 indicators = 24 offered; 4 are repeats; 12 kept; 20 distinct - 12 = 8 over the cap.
-	n := 0
-	for k := range s {
-		if strings.HasPrefix(k, "global_stability_pillar_indicator{") {
-			n++
-		}
-	}
-	if n != 12 || s[`global_stability_label_values_dropped{metric="global_stability_pillar_indicator"}`] != 12 {
-		t.Errorf("kept %d indicator series, dropped %v; want 12 kept and 12 dropped (8 over the cap, 4 repeats)", n, s[`global_stability_label_values_dropped{metric="global_stability_pillar_indicator"}`])
+	// 4 pillars × (1 over the cap + 2 repeats) = 12 dropped, 12 kept.
+	if n := countPrefix(s, "global_stability_pillar_indicator{"); n != 12 || s[`global_stability_label_values_dropped{metric="global_stability_pillar_indicator"}`] != 12 {
+		t.Errorf("kept %d indicator series, dropped %v; want 12 kept and 12 dropped", n, s[`global_stability_label_values_dropped{metric="global_stability_pillar_indicator"}`])
 	}
 	if !strings.Contains(e.logs.String(), "series left out") {
 		t.Errorf("dropping series must be logged: %s", e.logs)
@@ -470,6 +456,31 @@ func TestLabelValuesAreEscapedAndCapped(t *testing.T) {
 		t.Errorf("empty lists: want count 0 and no max/mean/latest:\n%s", body)
 	}
 	promtoolCheck(t, body)
+}
+
+// healthyBodies is a valid body for every endpoint, with the drilldowns
+// from drilldown(pillar) and the overview given.
+func healthyBodies(drilldown func(pillar string) string, overview string) map[string]string {
+	bodies := map[string]string{
+		"global-stability": overview,
+		"conflict":         `{"events":[],"next_cursor":null}`,
+		"briefings":        `{"briefings":[],"next_cursor":null}`,
+		"summaries":        `{"summary":"s","as_of":"2026-11-22T00:00:00Z"}`,
+	}
+	for _, p := range client.Pillars() {
+		bodies[client.DrilldownEndpoint(p)] = drilldown(string(p))
+	}
+	return bodies
+}
+
+func countPrefix(s map[string]float64, prefix string) int {
+	n := 0
+	for k := range s {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // promtoolCheck runs `promtool check metrics` when promtool is installed
