@@ -19,17 +19,37 @@ import (
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
-// brokenField names, per endpoint, a required field to break in a JSON
-// body, as a path into the decoded document.
-var brokenField = map[string][]any{
-	"global-stability":                     {"score"},
-	"global-stability/pillar/conflict":     {"delta_24h"},
-	"global-stability/pillar/cyber":        {"indicators", 0, "value"},
-	"global-stability/pillar/supply_chain": {"as_of"},
-	"global-stability/pillar/macro":        {"pillar"},
-	"conflict":                             {"events", 0, "lat"},
-	"briefings":                            {"briefings", 0, "published_at"},
-	"summaries":                            {"as_of"},
+// invalidValue names, per endpoint, a value it exports (as a path into the
+// decoded document), the field of global_stability_invalid_values that
+// counts it, and what the scrape must lack once it is broken.
+var invalidValue = map[string]struct {
+	path  []any
+	field string
+	gone  func(s map[string]float64, healthy map[string]float64) bool
+}{
+	"global-stability":                     {[]any{"score"}, "score", lacks("global_stability_score")},
+	"global-stability/pillar/conflict":     {[]any{"delta_24h"}, "delta_24h", lacks(`global_stability_pillar_delta_24h{pillar="conflict"}`)},
+	"global-stability/pillar/cyber":        {[]any{"indicators", 0, "value"}, "indicators", lacks(`global_stability_pillar_indicator{indicator="ransomware_incidents_7d",pillar="cyber"}`)},
+	"global-stability/pillar/supply_chain": {[]any{"as_of"}, "as_of", lacks(`global_stability_as_of_timestamp_seconds{endpoint="global-stability/pillar/supply_chain"}`)},
+	"global-stability/pillar/macro": {[]any{"indicators"}, "indicators", func(s, _ map[string]float64) bool {
+		for k := range s {
+			if strings.HasPrefix(k, "global_stability_pillar_indicator{") && strings.Contains(k, `pillar="macro"`) {
+				return false
+			}
+		}
+		return true
+	}},
+	"conflict":  {[]any{"events", 0, "lat"}, "events", oneFewer("global_stability_conflict_events")},
+	"briefings": {[]any{"briefings", 0, "published_at"}, "briefings", oneFewer("global_stability_briefings")},
+	"summaries": {[]any{"as_of"}, "as_of", lacks(`global_stability_as_of_timestamp_seconds{endpoint="summaries"}`)},
+}
+
+func lacks(series string) func(s, _ map[string]float64) bool {
+	return func(s, _ map[string]float64) bool { _, ok := s[series]; return !ok }
+}
+
+func oneFewer(series string) func(s, healthy map[string]float64) bool {
+	return func(s, healthy map[string]float64) bool { return s[series] == healthy[series]-1 }
 }
 
 // healthyBody is what the simulator serves for endpoint.
@@ -76,13 +96,8 @@ func fixed(f simulator.Fault) func(*testing.T, string) simulator.Fault {
 	return func(*testing.T, string) simulator.Fault { return f }
 }
 
-func bodyFault(change func(parent map[string]any, key string)) func(*testing.T, string) simulator.Fault {
-	return func(t *testing.T, endpoint string) simulator.Fault {
-		return simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, healthyBody(t, endpoint), brokenField[endpoint], change)}
-	}
-}
-
-// faultCases are the faults of the reliability issue.
+// faultCases are the faults that fail an endpoint: the API's, the
+// network's, and a body that is not the document the spec describes.
 var faultCases = []faultCase{
 	{"5xx", fixed(simulator.Fault{Kind: simulator.FaultStatus, Status: 502})},
 	{"401", fixed(simulator.Fault{Kind: simulator.FaultStatus, Status: 401})},
@@ -96,15 +111,31 @@ var faultCases = []faultCase{
 	{"oversize body", fixed(simulator.Fault{Kind: simulator.FaultOversize, Bytes: 64 << 20})},
 	{"connection reset", fixed(simulator.Fault{Kind: simulator.FaultReset})},
 	{"wrong Content-Type", fixed(simulator.Fault{Kind: simulator.FaultContentType})},
-	{"missing field", bodyFault(func(p map[string]any, k string) { delete(p, k) })},
-	{"null field", bodyFault(func(p map[string]any, k string) { p[k] = nil })},
-	{"wrong type", bodyFault(func(p map[string]any, k string) {
-		if _, isNum := p[k].(float64); isNum {
-			p[k] = "12"
-		} else {
-			p[k] = 12
+	{"an array, not an object", fixed(simulator.Fault{Kind: simulator.FaultBody, Body: `[{"score":1}]`})},
+}
+
+// slice returns, under -short, each case once on an endpoint that changes
+// from case to case (every fault and every endpoint still appear); else
+// every case on every endpoint.
+func slice[T any](t *testing.T, cases []T) (out []struct {
+	endpoint string
+	c        T
+}) {
+	endpoints := client.Endpoints()
+	for i, c := range cases {
+		for j, endpoint := range endpoints {
+			if !testing.Short() || j == i%len(endpoints) {
+				out = append(out, struct {
+					endpoint string
+					c        T
+				}{endpoint, c})
+			}
 		}
-	})},
+	}
+	if testing.Short() {
+		t.Logf("-short: %d of %d cases, each fault on one endpoint", len(out), len(cases)*len(endpoints))
+	}
+	return out
 }
 
 // TestEveryFaultOnEveryEndpoint: /metrics answers 200 within the deadline,
@@ -112,11 +143,9 @@ var faultCases = []faultCase{
 // one line for it, nothing shows the key, no goroutine outlives the
 // scrape, and once the fault clears the next scrape is whole.
 func TestEveryFaultOnEveryEndpoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the fault matrix takes about half a minute")
-	}
-	for _, endpoint := range client.Endpoints() {
-		for _, fc := range faultCases {
+	for _, tc := range slice(t, faultCases) {
+		endpoint, fc := tc.endpoint, tc.c
+		{
 			t.Run(endpoint+"/"+fc.name, func(t *testing.T) {
 				defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 				e := newEnvWithClient(t, simulator.Config{}, nil, func(c *client.Config) { c.MaxResponseBytes = 1 << 20 })
@@ -173,13 +202,85 @@ func TestEveryFaultOnEveryEndpoint(t *testing.T) {
 	}
 }
 
+// invalidCases break one exported value: missing, null, of the wrong type.
+var invalidCases = []struct {
+	name   string
+	change func(parent map[string]any, key string)
+}{
+	{"missing", func(p map[string]any, k string) { delete(p, k) }},
+	{"null", func(p map[string]any, k string) { p[k] = nil }},
+	{"wrong type", func(p map[string]any, k string) {
+		if _, isNum := p[k].(float64); isNum {
+			p[k] = "12"
+		} else {
+			p[k] = 12
+		}
+	}},
+}
+
+// TestEveryInvalidValueOnEveryEndpoint: a bad value costs its own series
+// and nothing else. The endpoint succeeds, global_stability_invalid_values
+// counts it under its field, every other series is there, and one warning
+// says what was left out.
+func TestEveryInvalidValueOnEveryEndpoint(t *testing.T) {
+	healthy := newEnv(t, simulator.Config{}, nil)
+	_, body := healthy.scrape(t, "")
+	healthySeries := series(t, body)
+	for _, tc := range slice(t, invalidCases) {
+		endpoint, ic := tc.endpoint, tc.c
+		t.Run(endpoint+"/"+ic.name, func(t *testing.T) {
+			iv := invalidValue[endpoint]
+			e := newEnv(t, simulator.Config{}, nil)
+			doc := healthyBody(t, endpoint)
+			if _, paged := doc["next_cursor"]; paged {
+				// One fixed body serves every page: make it the only one.
+				doc["next_cursor"] = nil
+			}
+			e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, doc, iv.path, ic.change)})
+			reference := healthySeries
+			if _, paged := doc["next_cursor"]; paged {
+				// The reference for a one-page list: the same body unbroken.
+				ref := newEnv(t, simulator.Config{}, nil)
+				ref.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, healthyBody(t, endpoint), []any{"next_cursor"}, func(p map[string]any, k string) { p[k] = nil })})
+				_, refBody := ref.scrape(t, "")
+				reference = series(t, refBody)
+			}
+			_, body := e.scrape(t, "")
+			s := series(t, body)
+			if s["global_stability_up"] != 1 || s[fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", endpoint)] != 1 {
+				t.Fatalf("a bad value failed the scrape:\n%s", e.logs)
+			}
+			if got := s[fmt.Sprintf("global_stability_invalid_values{endpoint=%q,field=%q}", endpoint, iv.field)]; got != 1 {
+				t.Errorf("invalid_values{field=%q} = %v, want 1", iv.field, got)
+			}
+			if !iv.gone(s, reference) {
+				t.Errorf("the series of the bad value is still there, or more went with it:\n%s", body)
+			}
+			for _, other := range client.Endpoints() {
+				if other == endpoint {
+					continue
+				}
+				for _, prefix := range owned[other] {
+					if !hasPrefix(s, prefix) {
+						t.Errorf("series %s of %s went missing", prefix, other)
+					}
+				}
+			}
+			logs := strings.TrimSpace(e.logs.String())
+			if lines := strings.Split(logs, "\n"); len(lines) != 1 || !strings.Contains(lines[0], "level=warn") || !strings.Contains(lines[0], "endpoint="+endpoint) {
+				t.Errorf("want one warning naming %s, got:\n%s", endpoint, logs)
+			}
+		})
+	}
+}
+
 func TestExtraFieldsAreIgnored(t *testing.T) {
 	for _, endpoint := range client.Endpoints() {
 		doc := healthyBody(t, endpoint)
 		if _, paged := doc["next_cursor"]; paged {
 			doc["next_cursor"] = nil // one fixed body serves every page: make it the last
 		}
-		extra := mutate(t, doc, brokenField[endpoint], func(p map[string]any, k string) { p["x_unknown_"+k] = map[string]any{"n": []any{1, "two", nil}} })
+		extra := mutate(t, doc, invalidValue[endpoint].path, func(p map[string]any, k string) { p["x_unknown_"+k] = map[string]any{"n": []any{1, "two", nil}} })
 		extra = strings.Replace(extra, "{", `{"api_version":"1.4","meta":{"warnings":[]},`, 1)
 		e := newEnv(t, simulator.Config{}, nil)
 		e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: extra})
