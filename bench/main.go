@@ -34,14 +34,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/global-stability/global_stability_exporter/client"
 )
 
 const benchKey = "bench-key"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
+	only := flag.Int("only", 0, "run only this group of rows (1-5); 0 runs all")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	if err := run(*out, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -52,7 +55,8 @@ type row struct {
 	met                     bool
 }
 
-func run(out string) error {
+func run(out string, only int) error {
+	want := func(group int) bool { return only == 0 || only == group }
 	dir, err := os.MkdirTemp("", "gse-bench")
 	if err != nil {
 		return err
@@ -69,7 +73,7 @@ func run(out string) error {
 	// 1. Wall time against the longest chain: 1,000 events in pages of 100
 	// (ten sequential requests) at 100ms each; the other endpoints run
 	// alongside and take one request each.
-	{
+	if want(1) {
 		env, err := start(simBin, 1000, 100, 100*time.Millisecond, exporter(exporterBin))
 		if err != nil {
 			return err
@@ -94,7 +98,7 @@ func run(out string) error {
 
 	// 2. A burst of 20 concurrent scrapes: one collection's worth of
 	// requests (1 overview + 4 drilldowns + 10 conflict pages + 1 + 1).
-	{
+	if want(2) {
 		env, err := start(simBin, 1000, 100, 100*time.Millisecond, exporter(exporterBin))
 		if err != nil {
 			return err
@@ -140,6 +144,9 @@ func run(out string) error {
 		{"… serving /metrics alone: a cached collection, no upstream requests (`--api.cache-ttl=1h`)", "—", exporter(exporterBin, "--api.cache-ttl=1h"), 0},
 		{"floor: a bare Go program (`bench/floor`) fetching the same 8 responses, discarding them and answering one line", "—", floor(floorBin), 0},
 	} {
+		if !want(3) {
+			break
+		}
 		per, runs, err := cpuPerScrape(simBin, c.cmd)
 		if err != nil {
 			return err
@@ -150,6 +157,9 @@ func run(out string) error {
 
 	// 4. Peak RSS over idle at growing event counts, pages of 1,000.
 	for _, events := range []int{1000, 10000, 100000} {
+		if !want(4) {
+			break
+		}
 		env, err := start(simBin, events, 1000, 0, exporter(exporterBin))
 		if err != nil {
 			return err
@@ -177,12 +187,74 @@ func run(out string) error {
 			fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB)", mib(grown), mib(idle), mib(peak)), met})
 	}
 
+	// 5. Peak RSS over idle when every endpoint answers with a body just
+	// under its default limit, with the exporter's default flags.
+	if want(5) {
+		r, err := nearLimitRow(exporterBin)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+
 	table := render(rows)
 	fmt.Print(table)
-	if out != "" {
+	if out != "" && only == 0 {
 		return os.WriteFile(out, []byte(resultsDoc(table)), 0o644)
 	}
 	return nil
+}
+
+// nearLimitRow runs the exporter with its default limits against
+// nearLimit and reports its peak RSS over idle across three scrapes.
+func nearLimitRow(exporterBin string) (row, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	upstream, err := serveNearLimit(ctx, newNearLimit())
+	if err != nil {
+		return row{}, err
+	}
+	addr, err := freePort()
+	if err != nil {
+		return row{}, err
+	}
+	cmd := exec.Command(exporterBin, "--api.url=http://"+upstream, "--web.listen-address="+addr, "--log.level=error")
+	cmd.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return row{}, err
+	}
+	e := &env{exporter: cmd, addr: addr}
+	defer e.stop()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return row{}, errors.New("the exporter did not start")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	idle, err := peakRSS(cmd.Process.Pid)
+	var walls []time.Duration
+	for i := 0; i < 3 && err == nil; i++ {
+		start := time.Now()
+		_, err = e.scrape()
+		walls = append(walls, time.Since(start))
+	}
+	peak, err2 := peakRSS(cmd.Process.Pid)
+	if err = errors.Join(err, err2); err != nil {
+		return row{}, err
+	}
+	grown := peak - idle
+	slices.Sort(walls)
+	return row{
+		"peak RSS over idle, every endpoint answering a body just under its default limit (1 MiB documents, 10 pages of 16 MiB for events and for briefings), 3 scrapes", "< 64 MiB",
+		fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB; median scrape %s for %d MiB of JSON)", mib(grown), mib(idle), mib(peak),
+			walls[len(walls)/2].Round(time.Millisecond), (6*client.DefaultMaxDocumentBytes+2*nearLimitPages*client.DefaultMaxResponseBytes)>>20),
+		grown < 64<<20,
+	}, nil
 }
 
 const (

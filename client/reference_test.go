@@ -27,10 +27,6 @@ type jnode struct {
 	num   string
 }
 
-func (n *jnode) kindName() string {
-	return map[byte]string{'{': "object", '[': "array", '"': "string", '0': "number", 't': "bool", 'f': "bool", 'n': "null"}[n.kind]
-}
-
 // refParse reads a body that must be one JSON value and nothing else.
 func refParse(body []byte) (*jnode, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))

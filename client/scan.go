@@ -496,15 +496,6 @@ func (s *scanner) literal() error {
 	return nil
 }
 
-// null consumes a null if one comes next.
-func (s *scanner) null() (bool, error) {
-	c, err := s.next()
-	if err != nil || c != 'n' {
-		return false, err
-	}
-	return true, s.literal()
-}
-
 // skip consumes any one value.
 func (s *scanner) skip(depth int) error {
 	if depth > maxDepth {

@@ -120,14 +120,3 @@ func (v *Invalid) add(field, detail string) {
 	}
 	v.Counts[field]++
 }
-
-// merge adds w's counts to v, keeping v's first detail if it has one.
-func (v *Invalid) merge(w Invalid) {
-	for field, n := range w.Counts {
-		if v.Counts == nil {
-			v.Counts = map[string]int{}
-			v.First = w.First
-		}
-		v.Counts[field] += n
-	}
-}
