@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -164,6 +165,30 @@ func (e *exporter) waitForLog(t *testing.T, want string) string {
 	}
 }
 
+// scrape GETs /metrics and parses it.
+func (e *exporter) scrape(t *testing.T) promtext.Samples {
+	t.Helper()
+	return parseMetrics(t, e.get(t, "/metrics"))
+}
+
+// parseMetrics parses an exposition, failing the test if it does not parse.
+func parseMetrics(t *testing.T, text string) promtext.Samples {
+	t.Helper()
+	s, err := promtext.Parse(text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	return s
+}
+
+// up returns global_stability_up, or -1 if the exposition lacks it.
+func up(s promtext.Samples) float64 {
+	if v, ok := s.Get("global_stability_up"); ok {
+		return v
+	}
+	return -1
+}
+
 func (e *exporter) get(t *testing.T, path string) string {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, "http://"+e.addr+path, nil)
@@ -187,16 +212,19 @@ func TestAgainstAPIWithKeyFile(t *testing.T) {
 	e := startExporter(t, nil, "--api.url="+srv.URL, "--api.key-file="+writeFile(t, "\n"+secretKey+"\n"), "--log.level=debug")
 
 	metrics := e.get(t, "/metrics")
-	for _, want := range []string{
-		"global_stability_up 1",
-		`global_stability_api_requests_total{code="200",endpoint="global-stability"} 1`,
-		`global_stability_api_requests_total{code="200",endpoint="conflict"} 3`,
-		"global_stability_exporter_build_info{",
-		"go_goroutines ",
-		"process_resident_memory_bytes ",
+	healthy := parseMetrics(t, metrics)
+	for series, want := range map[string]float64{
+		"global_stability_up": 1,
+		promtext.Key("global_stability_api_requests_total", "code", "200", "endpoint", "global-stability"): 1,
+		promtext.Key("global_stability_api_requests_total", "code", "200", "endpoint", "conflict"):         3,
 	} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("/metrics lacks %q", want)
+		if got, ok := healthy[series]; !ok || got != want {
+			t.Errorf("%s = %v (present: %v), want %v", series, got, ok, want)
+		}
+	}
+	for _, family := range []string{"global_stability_exporter_build_info", "go_goroutines", "process_resident_memory_bytes"} {
+		if len(healthy.Family(family)) == 0 {
+			t.Errorf("/metrics lacks %s", family)
 		}
 	}
 	landing := e.get(t, "/")
@@ -209,7 +237,8 @@ func TestAgainstAPIWithKeyFile(t *testing.T) {
 	sim.SetFault("global-stability", simulator.Fault{Kind: simulator.FaultStatus, Status: 401})
 	sim.SetFault("conflict", simulator.Fault{Kind: simulator.FaultNonJSON})
 	failing := e.get(t, "/metrics")
-	if !strings.Contains(failing, "global_stability_up 0") || !strings.Contains(failing, `global_stability_api_requests_total{code="401",endpoint="global-stability"} 1`) {
+	unhealthy := parseMetrics(t, failing)
+	if n, _ := unhealthy.Get("global_stability_api_requests_total", "code", "401", "endpoint", "global-stability"); up(unhealthy) != 0 || n != 1 {
 		t.Errorf("failing scrape: want up 0 and a 401 counted:\n%s", failing)
 	}
 
@@ -239,8 +268,8 @@ func TestKeyFromEnvironment(t *testing.T) {
 	srv := httptest.NewServer(sim)
 	defer srv.Close()
 	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey, "GLOBAL_STABILITY_API_URL=" + srv.URL}, "--log.format=json")
-	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
-		t.Errorf("with the key and URL from the environment, up is not 1")
+	if got := up(e.scrape(t)); got != 1 {
+		t.Errorf("with the key and URL from the environment, up is %v, want 1", got)
 	}
 	if !strings.HasPrefix(e.logs.String(), "{") {
 		t.Errorf("--log.format=json: %s", e.logs)
@@ -249,10 +278,18 @@ func TestKeyFromEnvironment(t *testing.T) {
 
 func TestDemo(t *testing.T) {
 	e := startExporter(t, nil, "--demo")
-	m := e.get(t, "/metrics")
-	for _, want := range []string{"global_stability_up 1", "global_stability_score ", `global_stability_pillar_indicator{indicator="fatalities_7d",pillar="conflict"}`, "global_stability_conflict_events 120"} {
-		if !strings.Contains(m, want) {
-			t.Errorf("demo /metrics lacks %q", want)
+	m := e.scrape(t)
+	for series, want := range map[string]float64{
+		"global_stability_up":              1,
+		"global_stability_conflict_events": 120,
+	} {
+		if got, ok := m[series]; !ok || got != want {
+			t.Errorf("demo: %s = %v (present: %v), want %v", series, got, ok, want)
+		}
+	}
+	for _, series := range []string{"global_stability_score", promtext.Key("global_stability_pillar_indicator", "indicator", "fatalities_7d", "pillar", "conflict")} {
+		if _, ok := m[series]; !ok {
+			t.Errorf("demo /metrics lacks %s", series)
 		}
 	}
 	e.waitForLog(t, "made up")

@@ -130,14 +130,14 @@ func TestUpstreamTLS(t *testing.T) {
 	t.Run("CA file", func(t *testing.T) {
 		srv := tlsAPI(t, pki, false)
 		e := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.ca-file="+caFile)
-		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+		if got := up(e.scrape(t)); got != 1 {
 			t.Errorf("with the API's CA, up is not 1:\n%s", e.logs)
 		}
 	})
 	t.Run("unknown CA", func(t *testing.T) {
 		srv := tlsAPI(t, pki, false)
 		e := startExporter(t, keyEnv, "--api.url="+srv.URL)
-		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") {
+		if got := up(e.scrape(t)); got != 0 {
 			t.Errorf("a certificate from an unknown CA must fail the scrape:\n%s", e.logs)
 		}
 		e.waitForLog(t, "certificate")
@@ -145,7 +145,7 @@ func TestUpstreamTLS(t *testing.T) {
 	t.Run("insecure skip verify", func(t *testing.T) {
 		srv := tlsAPI(t, pki, false)
 		e := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.insecure-skip-verify")
-		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+		if got := up(e.scrape(t)); got != 1 {
 			t.Errorf("insecure-skip-verify: up is not 1:\n%s", e.logs)
 		}
 		if logs := e.waitForLog(t, "NOT verified"); !strings.Contains(logs, "level=warn") {
@@ -156,11 +156,11 @@ func TestUpstreamTLS(t *testing.T) {
 		srv := tlsAPI(t, pki, true)
 		_, certFile, keyFile := pki.issue(t, "exporter")
 		e := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.ca-file="+caFile, "--api.tls.cert-file="+certFile, "--api.tls.key-file="+keyFile)
-		if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+		if got := up(e.scrape(t)); got != 1 {
 			t.Errorf("mutual TLS with a client certificate: up is not 1:\n%s", e.logs)
 		}
 		without := startExporter(t, keyEnv, "--api.url="+srv.URL, "--api.tls.ca-file="+caFile)
-		if m := without.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") {
+		if got := up(without.scrape(t)); got != 0 {
 			t.Errorf("mutual TLS without a client certificate must fail")
 		}
 	})
@@ -229,7 +229,7 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	if code, _ := get("prometheus", "wrong"); code != http.StatusUnauthorized {
 		t.Errorf("wrong password: %d, want 401", code)
 	}
-	if code, body := get("prometheus", "s3cret"); code != 200 || !strings.Contains(body, "global_stability_up 1") {
+	if code, body := get("prometheus", "s3cret"); code != 200 || up(parseMetrics(t, body)) != 1 {
 		t.Errorf("with credentials: %d, want 200 and metrics", code)
 	}
 	plain, err := http.Get("http://" + e.addr + "/metrics")
@@ -262,19 +262,19 @@ func TestKeyRotationWithoutRestart(t *testing.T) {
 	defer srv.Close()
 	keyFile := writeFile(t, secretKey+"\n")
 	e := startExporter(t, nil, "--api.url="+srv.URL, "--api.key-file="+keyFile, "--log.level=debug")
-	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+	if got := up(e.scrape(t)); got != 1 {
 		t.Fatal("up is not 1 with the first key")
 	}
 	mu.Lock()
 	accepted = newKey
 	mu.Unlock()
-	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 0") {
+	if got := up(e.scrape(t)); got != 0 {
 		t.Fatal("the API refuses the old key, yet up is not 0")
 	}
 	if err := os.WriteFile(keyFile, []byte(newKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if m := e.get(t, "/metrics"); !strings.Contains(m, "global_stability_up 1") {
+	if got := up(e.scrape(t)); got != 1 {
 		t.Errorf("after rotating the key file, up is not 1:\n%s", e.logs)
 	}
 	if logs := e.logs.String(); strings.Contains(logs, secretKey) || strings.Contains(logs, newKey) {
@@ -309,7 +309,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.err != nil || r.code != 200 || !strings.Contains(r.body, "global_stability_up 1") {
+	if r.err != nil || r.code != 200 || up(parseMetrics(t, r.body)) != 1 {
 		t.Errorf("the scrape in flight at SIGTERM: %v, status %d; want a whole answer", r.err, r.code)
 	}
 	if err := e.cmd.Wait(); err != nil {

@@ -10,8 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -669,31 +667,3 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func TestFileKeyRotation(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "key")
-	write := func(s string, mtime time.Time) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(path, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
-	key := client.FileKey(path)
-	if _, err := key(); err == nil {
-		t.Error("missing key file: no error")
-	}
-	write("  first-key\n", time.Unix(1000, 0))
-	if k, err := key(); err != nil || k != "first-key" {
-		t.Errorf("key() = %q, %v; want first-key trimmed", k, err)
-	}
-	write("second-key\n", time.Unix(2000, 0))
-	if k, err := key(); err != nil || k != "second-key" {
-		t.Errorf("after rotation key() = %q, %v; want second-key", k, err)
-	}
-	write(" \n\t", time.Unix(3000, 0))
-	if _, err := key(); !errors.Is(err, client.ErrEmptyKey) || strings.Contains(err.Error(), "second-key") {
-		t.Errorf("empty key file: err = %v, want ErrEmptyKey without the old key", err)
-	}
-}

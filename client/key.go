@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 )
 
 // StaticKey returns a key source for a fixed key (from an environment
@@ -16,16 +15,16 @@ func StaticKey(key string) func() (string, error) {
 }
 
 // FileKey returns a key source that reads the key from path, trimming
-// surrounding whitespace. The file is read again whenever its size or
-// modification time changes, so a rotated key is picked up without a
-// restart; an unchanged file costs one stat per request. Errors name the
-// path, never the content.
+// surrounding whitespace. The file is read again whenever it is replaced
+// (another inode: a Kubernetes Secret's symlink swap, a rename over it) or
+// its size or modification time changes, so a rotated key is picked up
+// without a restart; an unchanged file costs one stat per request. Errors
+// name the path, never the content.
 func FileKey(path string) func() (string, error) {
 	var (
-		mu      sync.Mutex
-		key     string
-		size    int64 = -1
-		modTime time.Time
+		mu   sync.Mutex
+		key  string
+		last os.FileInfo // of the file key was read from
 	)
 	return func() (string, error) {
 		st, err := os.Stat(path)
@@ -34,7 +33,7 @@ func FileKey(path string) func() (string, error) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if st.Size() == size && st.ModTime().Equal(modTime) {
+		if last != nil && os.SameFile(last, st) && st.Size() == last.Size() && st.ModTime().Equal(last.ModTime()) {
 			return key, nil
 		}
 		b, err := os.ReadFile(path) //nolint:gosec // G304: reading the file the operator named is the point
@@ -45,7 +44,7 @@ func FileKey(path string) func() (string, error) {
 		if k == "" {
 			return "", fmt.Errorf("API key file %s: %w", path, ErrEmptyKey)
 		}
-		key, size, modTime = k, st.Size(), st.ModTime()
+		key, last = k, st
 		return key, nil
 	}
 }

@@ -20,12 +20,11 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -130,30 +129,11 @@ func (e *env) scrape(t *testing.T, timeoutHeader string) (int, string) {
 // series parses exposition text into "name{labels}" → value.
 func series(t *testing.T, text string) map[string]float64 {
 	t.Helper()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	s, err := promtext.Parse(text)
 	if err != nil {
-		t.Fatalf("parse /metrics: %v\n%s", err, text)
+		t.Fatalf("%v\n%s", err, text)
 	}
-	out := map[string]float64{}
-	for name, mf := range families {
-		for _, m := range mf.GetMetric() {
-			out[name+labelString(m.GetLabel())] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
-	return out
-}
-
-func labelString(labels []*dto.LabelPair) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	parts := make([]string, 0, len(labels))
-	for _, l := range labels {
-		parts = append(parts, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-	}
-	slices.Sort(parts)
-	return "{" + strings.Join(parts, ",") + "}"
+	return s
 }
 
 // owned lists, for each endpoint, a prefix of every series it alone feeds.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -389,7 +390,9 @@ func TestLoad200ConcurrentScrapes(t *testing.T) {
 		go func() {
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-			results <- outcome{w.Code, strings.Contains(w.Body.String(), "\nglobal_stability_up 1\n")}
+			s, err := promtext.Parse(w.Body.String())
+			up, ok := s.Get("global_stability_up")
+			results <- outcome{w.Code, err == nil && ok && up == 1}
 		}()
 	}
 	for range scrapes {

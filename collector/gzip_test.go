@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -70,7 +71,7 @@ func TestGzipNegotiation(t *testing.T) {
 		if got := header.Get("Content-Encoding") == "gzip"; got != tc.gzip {
 			t.Errorf("Accept-Encoding %q: gzip %v, want %v", tc.acceptEncoding, got, tc.gzip)
 		}
-		if !strings.Contains(body, "\nsome_value 42\n") {
+		if s, err := promtext.Parse(body); err != nil || s["some_value"] != 42 {
 			t.Errorf("Accept-Encoding %q: body %q lacks the gauge", tc.acceptEncoding, body)
 		}
 		if !strings.Contains(strings.Join(header.Values("Vary"), ","), "Accept-Encoding") {

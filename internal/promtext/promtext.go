@@ -1,0 +1,91 @@
+// Package promtext reads Prometheus text exposition into samples, for
+// tests that must check a value rather than search the text: a HELP line
+// holds a metric's name and often the very words a test looks for, so a
+// substring check can pass on an exposition that lacks the sample.
+package promtext
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Samples maps a series, written as Key writes it, to its value. Counters,
+// gauges and untyped samples are read; a histogram or summary series maps
+// to its sample count.
+type Samples map[string]float64
+
+// Parse reads text exposition. Text that does not parse is an error: the
+// exporter must never serve it.
+func Parse(text string) (Samples, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("parse exposition: %w", err)
+	}
+	out := Samples{}
+	for name, mf := range families {
+		for _, m := range mf.GetMetric() {
+			pairs := make([]string, 0, 2*len(m.GetLabel()))
+			for _, l := range m.GetLabel() {
+				pairs = append(pairs, l.GetName(), l.GetValue())
+			}
+			out[Key(name, pairs...)] = value(m)
+		}
+	}
+	return out, nil
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Untyped != nil:
+		return m.GetUntyped().GetValue()
+	case m.Histogram != nil:
+		return float64(m.GetHistogram().GetSampleCount())
+	case m.Summary != nil:
+		return float64(m.GetSummary().GetSampleCount())
+	}
+	return 0
+}
+
+// Key writes a series as name{a="1",b="2"}, labels sorted by name, or the
+// bare name when it has none. pairs alternates label names and values.
+func Key(name string, pairs ...string) string {
+	if len(pairs)%2 != 0 {
+		panic("promtext.Key: odd number of label name/value arguments")
+	}
+	if len(pairs) == 0 {
+		return name
+	}
+	parts := make([]string, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		parts = append(parts, fmt.Sprintf("%s=%q", pairs[i], pairs[i+1]))
+	}
+	slices.Sort(parts)
+	return name + "{" + strings.Join(parts, ",") + "}"
+}
+
+// Get returns the value of one series and whether it is present.
+func (s Samples) Get(name string, pairs ...string) (float64, bool) {
+	v, ok := s[Key(name, pairs...)]
+	return v, ok
+}
+
+// Family returns every series of the metric called name.
+func (s Samples) Family(name string) Samples {
+	out := Samples{}
+	for k, v := range s {
+		if k == name || strings.HasPrefix(k, name+"{") {
+			out[k] = v
+		}
+	}
+	return out
+}
