@@ -666,4 +666,3 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Error("New without a key source succeeded")
 	}
 }
-
