@@ -19,6 +19,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
+	"go.uber.org/goleak"
 )
 
 // binary is the exporter built once for these tests: configuration errors
@@ -37,6 +38,13 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	// Every exporter process, API server and request a test starts must end
+	// with it; idle keep-alive connections are the client's, not a leak.
+	http.DefaultClient.CloseIdleConnections()
+	if err := goleak.Find(); err != nil && code == 0 {
+		fmt.Fprintf(os.Stderr, "goroutines outlived the tests: %v\n", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
