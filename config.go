@@ -82,6 +82,8 @@ func registerFlags(app *kingpin.Application) *flags {
 		demo:             flag("demo", "Scrape a built-in simulator of the API instead of the real one. The data is made up.").Bool(),
 	}
 	f.web = kingpinflag.AddFlags(app, ":10110")
+	// The toolkit's help gives node_exporter's port as its example.
+	app.GetFlag("web.listen-address").Help("Addresses on which to expose metrics and the landing page. Repeatable for multiple addresses. Examples: `:10110` or `[::1]:10110` for http, `vsock://:10110` for vsock.")
 	for _, name := range []string{"web.listen-address", "web.config.file", "web.systemd-socket"} {
 		if fl := app.GetFlag(name); fl != nil {
 			fl.Envar(env(name))
@@ -102,21 +104,24 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		if err != nil {
 			return nil, fmt.Errorf("--demo: %w", err)
 		}
-		level.Warn(logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url)
+		level.Warn(logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "collectors", f.collectors())
 		baseURL, apiKey = url, client.StaticKey(key)
 	case baseURL == "":
 		return nil, errors.New("--api.url is required: set it (or GLOBAL_STABILITY_API_URL) to the API's base address, or pass --demo to try the exporter on simulated data")
 	default:
-		var err error
-		if apiKey, err = f.keySource(); err != nil {
+		u, err := parseAPIURL(baseURL)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if *f.maxPages < 1 || *f.pageSize < 0 || *f.maxResponseBytes < 1 || *f.maxDocumentBytes < 1 || *f.maxLabelValues < 1 || *f.apiTimeout <= 0 {
-		return nil, errors.New("--api.max-pages, --api.max-response-bytes, --api.max-document-bytes, --collector.max-label-values and --api.timeout must be positive, --api.page-size not negative")
-	}
-	if g := *f.gridDegrees; !(g >= 1 && g <= 90) {
-		return nil, fmt.Errorf("--collector.conflict.grid-degrees=%g: want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)", g)
+		if trimVersion(u) {
+			level.Warn(logger).Log("msg", "--api.url ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", withoutCredentials(u))
+		}
+		baseURL = u.String()
+		var keySource string
+		if apiKey, keySource, err = f.keySource(); err != nil {
+			return nil, err
+		}
+		level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", withoutCredentials(u), "key_from", keySource, "collectors", f.collectors())
 	}
 	httpClient, err := f.httpClient(logger)
 	if err != nil {
@@ -132,8 +137,9 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		MaxPages:         *f.maxPages,
 		MaxResponseBytes: int64(*f.maxResponseBytes),
 		MaxDocumentBytes: int64(*f.maxDocumentBytes),
-		Observe: func(endpoint, code string, _ time.Duration) {
-			apiRequests.WithLabelValues(endpoint, code).Inc()
+		Observe: func(r client.Request) {
+			apiRequests.WithLabelValues(r.Endpoint, r.Code).Inc()
+			level.Debug(logger).Log("msg", "API request", "endpoint", r.Endpoint, "page", r.Page, "status", r.Code, "bytes", r.Bytes, "duration", r.Duration)
 		},
 	})
 	if err != nil {
@@ -161,9 +167,6 @@ func (f *flags) httpClient(logger log.Logger) (*http.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("--api.tls.*: %w", err)
 	}
-	if (*f.tlsCertFile == "") != (*f.tlsKeyFile == "") {
-		return nil, errors.New("--api.tls.cert-file and --api.tls.key-file go together: set both for mutual TLS, or neither")
-	}
 	hc, err := commonconfig.NewClientFromConfig(cfg, exporterName)
 	if err != nil {
 		return nil, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", err)
@@ -177,21 +180,37 @@ func (f *flags) httpClient(logger log.Logger) (*http.Client, error) {
 
 // keySource picks the key from --api.key-file or the environment and
 // checks that it can be read now, so a bad key file stops start-up.
-func (f *flags) keySource() (func() (string, error), error) {
+// It also says, for the start-up log, where the key comes from (never the
+// key).
+func (f *flags) keySource() (key func() (string, error), from string, err error) {
 	envKey := strings.TrimSpace(os.Getenv(keyEnv))
 	switch {
 	case *f.keyFile != "" && envKey != "":
-		return nil, fmt.Errorf("--api.key-file and %s are both set: keep one", keyEnv)
+		return nil, "", fmt.Errorf("--api.key-file and %s are both set: keep one", keyEnv)
 	case *f.keyFile != "":
 		key := client.FileKey(*f.keyFile)
 		if _, err := key(); err != nil {
-			return nil, fmt.Errorf("--api.key-file: %w: point it at a readable file holding the API key", err)
+			return nil, "", fmt.Errorf("--api.key-file: %w: point it at a readable file holding the API key", err)
 		}
-		return key, nil
+		return key, "file " + *f.keyFile, nil
 	case envKey != "":
-		return client.StaticKey(envKey), nil
+		return client.StaticKey(envKey), "environment variable " + keyEnv, nil
 	}
-	return nil, fmt.Errorf("no API key: set --api.key-file to a file holding it, or the %s environment variable", keyEnv)
+	return nil, "", fmt.Errorf("no API key: set --api.key-file to a file holding it, or the %s environment variable", keyEnv)
+}
+
+// collectors lists the enabled collectors, for the start-up log.
+func (f *flags) collectors() string {
+	var on []string
+	for _, c := range []struct {
+		name    string
+		enabled bool
+	}{{"global-stability", true}, {"pillars", *f.pillars}, {"conflict", *f.conflict}, {"briefings", *f.briefings}, {"summary", *f.summary}} {
+		if c.enabled {
+			on = append(on, c.name)
+		}
+	}
+	return strings.Join(on, ",")
 }
 
 // startDemo serves the simulator on a loopback port until ctx ends.

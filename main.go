@@ -27,6 +27,7 @@ import (
 const exporterName = "global_stability_exporter"
 
 func main() {
+	fillInVersion()
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -34,17 +35,28 @@ func main() {
 // listener that cannot start, 0 after a clean shutdown.
 func run(args []string) int {
 	app := kingpin.New(exporterName, "Prometheus exporter for the Global Stability Intelligence Service.")
+	// Asked-for output goes to stdout, as Prometheus' own --help does, so
+	// that --help | less works; errors go to stderr.
+	app.UsageWriter(os.Stdout)
+	app.ErrorWriter(os.Stderr)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	f := registerFlags(app)
+	nameFlagErrors(app)
 	if _, err := app.Parse(args); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: error: %v; see --help\n", exporterName, err)
+		fmt.Fprintf(os.Stderr, "%s: error: %v; see --help\n", exporterName, explainParseError(app, args, err))
 		return 1
 	}
 
 	logger, slogger, err := newLogger(*f.logLevel, *f.logFormat)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
+		return 1
+	}
+	if problems := f.validate(); len(problems) > 0 {
+		for _, err := range problems {
+			level.Error(logger).Log("msg", "bad configuration", "err", err)
+		}
 		return 1
 	}
 	level.Info(logger).Log("msg", "starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
@@ -69,6 +81,7 @@ func run(args []string) int {
 	longLived := prometheus.NewRegistry()
 	longLived.MustRegister(
 		versioncollector.NewCollector(exporterName),
+		demoGauge(*f.demo),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		apiRequests,
@@ -95,12 +108,7 @@ func run(args []string) int {
 		MaxRequests:    *f.maxRequests,
 	}))
 	if *f.metricsPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        "Global Stability Exporter",
-			Description: "Prometheus exporter for the Global Stability Intelligence Service",
-			Version:     version.Info(),
-			Links:       []web.LandingLinks{{Address: *f.metricsPath, Text: "Metrics"}},
-		})
+		landing, err := web.NewLandingPage(landingConfig(*f.metricsPath, *f.demo))
 		if err != nil {
 			level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 			return 1
@@ -120,7 +128,7 @@ func run(args []string) int {
 
 	select {
 	case err := <-serveErr:
-		level.Error(logger).Log("msg", "cannot serve", "err", err)
+		level.Error(logger).Log("msg", "cannot serve: check --web.listen-address (a port in use?) and --web.config.file", "err", err)
 		return 1
 	case <-ctx.Done():
 	}
@@ -136,4 +144,36 @@ func run(args []string) int {
 		level.Error(logger).Log("msg", "server stopped", "err", err)
 	}
 	return 0
+}
+
+// landingConfig describes the landing page. It links only to what is
+// served: no pprof, so none of the toolkit's profiling links. In demo mode
+// it says, in the page's first line, that the data is made up.
+func landingConfig(metricsPath string, demo bool) web.LandingConfig {
+	c := web.LandingConfig{
+		Name:        "Global Stability Exporter",
+		Description: "Prometheus exporter for the Global Stability Intelligence Service",
+		Version:     version.Info(),
+		Links:       []web.LandingLinks{{Address: metricsPath, Text: "Metrics"}},
+		Profiling:   "false",
+	}
+	if demo {
+		c.Name += " (DEMO)"
+		c.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
+		c.HeaderColor = "#c0392b"
+	}
+	return c
+}
+
+// demoGauge exports global_stability_exporter_demo: 1 when --demo feeds
+// made-up data, 0 against a real API, so a query or alert can tell.
+func demoGauge(demo bool) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "global_stability_exporter_demo",
+		Help: "1 when the exporter runs with --demo: every global_stability_* value then comes from a built-in simulator and is made up. 0 against a real API.",
+	})
+	if demo {
+		g.Set(1)
+	}
+	return g
 }

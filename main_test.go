@@ -62,6 +62,7 @@ func writeFile(t *testing.T, content string) string {
 func TestConfigurationErrorsStopStartUp(t *testing.T) {
 	emptyKey := writeFile(t, " \n")
 	goodKey := writeFile(t, secretKey)
+	withKey := []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}
 	tests := []struct {
 		name string
 		args []string
@@ -73,12 +74,34 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		{"unreadable key file", []string{"--api.url=https://api.example.com", "--api.key-file=/nonexistent/key"}, nil, []string{"--api.key-file", "/nonexistent/key"}},
 		{"empty key file", []string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey}, nil, []string{"--api.key-file", "is empty"}},
 		{"both key sources", []string{"--api.url=https://api.example.com", "--api.key-file=" + goodKey}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"both set"}},
-		{"malformed url", []string{"--api.url=api.example.com"}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"--api.url", "http or https"}},
+		{"url without scheme", []string{"--api.url=api.example.com"}, withKey, []string{"--api.url", "did you mean https://api.example.com"}},
+		{"host and port without scheme", []string{"--api.url=127.0.0.1:8080"}, withKey, []string{"--api.url", "did you mean https://127.0.0.1:8080"}},
+		{"url with spaces", []string{"--api.url=not a url"}, withKey, []string{`--api.url=\"not a url\"`}},
+		{"url of another scheme", []string{"--api.url=ftp://api.example.com"}, withKey, []string{"--api.url", "http or https"}},
+		{"url with a query", []string{"--api.url=https://api.example.com/?v=1"}, withKey, []string{"--api.url", "no query"}},
 		{"unparsable url", []string{"--api.url=http://[::1"}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"--api.url"}},
 		{"unknown log level", []string{"--demo", "--log.level=verbose"}, nil, []string{"log.level", "verbose"}},
 		{"unknown log format", []string{"--demo", "--log.format=xml"}, nil, []string{"log.format"}},
 		{"no key flag exists", []string{"--api.key=" + secretKey}, nil, []string{"unknown long flag"}},
 		{"bad max pages", []string{"--demo", "--api.max-pages=0"}, nil, []string{"--api.max-pages"}},
+		{"duration without unit", []string{"--demo", "--api.timeout=10"}, nil, []string{"--api.timeout", "10s"}},
+		{"size without unit", []string{"--demo", "--api.max-response-bytes=lots"}, nil, []string{"--api.max-response-bytes", "16MiB"}},
+		{"bool from the environment", nil, []string{"GLOBAL_STABILITY_DEMO=yes"}, []string{"GLOBAL_STABILITY_DEMO", "true or false"}},
+		{"whole number", []string{"--demo", "--api.page-size=x"}, nil, []string{"--api.page-size", "whole number"}},
+		{"bool flag given a value", []string{"--demo", "--collector.pillars=false"}, nil, []string{"--no-collector.pillars"}},
+		{"positional argument", []string{"--demo", "metrics"}, nil, []string{"unexpected metrics", "no arguments"}},
+		{"three bad numbers at once", []string{"--demo", "--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}, nil, []string{"--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}},
+		{"negative limits", []string{"--demo", "--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}, nil, []string{"--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}},
+		{"page size without its parameter", []string{"--demo", "--api.page-size=100"}, nil, []string{"--api.page-size=100 needs --api.page-size-param"}},
+		{"page size parameter without a size", []string{"--demo", "--api.page-size-param=limit"}, nil, []string{"--api.page-size-param", "limit", "needs --api.page-size"}},
+		{"grid too fine", []string{"--demo", "--collector.conflict.grid-degrees=0.1"}, nil, []string{"--collector.conflict.grid-degrees"}},
+		{"telemetry path without slash", []string{"--demo", "--web.telemetry-path=metrics"}, nil, []string{"--web.telemetry-path", "/metrics"}},
+		{"empty telemetry path", []string{"--demo", "--web.telemetry-path="}, nil, []string{"--web.telemetry-path is empty"}},
+		{"listen address without port", []string{"--demo", "--web.listen-address=:nope"}, nil, []string{"--web.listen-address", "not a port"}},
+		{"missing web config file", []string{"--demo", "--web.config.file=/nonexistent/web.yml"}, nil, []string{"--web.config.file", "/nonexistent/web.yml"}},
+		{"demo and a real API", []string{"--demo", "--api.url=https://api.example.com"}, nil, []string{"--demo", "--api.url", "unset one"}},
+		{"demo from the environment and a key", nil, []string{"GLOBAL_STABILITY_DEMO=true", "GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"GLOBAL_STABILITY_DEMO", "GLOBAL_STABILITY_API_KEY"}},
+		{"client certificate without its key", []string{"--demo", "--api.tls.cert-file=/tmp/cert.pem"}, nil, []string{"--api.tls.cert-file and --api.tls.key-file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +118,12 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 			for _, w := range tt.want {
 				if !strings.Contains(stderr.String(), w) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+			// Refused before anything starts, and without a stack trace.
+			for _, never := range []string{"panic", "goroutine ", `msg="Listening on"`, "simulator="} {
+				if strings.Contains(stderr.String(), never) {
+					t.Errorf("stderr shows %q:\n%s", never, stderr.String())
 				}
 			}
 			if strings.Contains(stderr.String(), secretKey) && !strings.Contains(strings.Join(tt.args, " "), secretKey) {
@@ -263,8 +292,20 @@ func TestAgainstAPIWithKeyFile(t *testing.T) {
 			t.Errorf("the API key appears in the %s", what)
 		}
 	}
-	if !strings.Contains(logs, `level=error`) || !strings.Contains(logs, "endpoint=global-stability") {
-		t.Errorf("logs should report the failing endpoint:\n%s", logs)
+	if !strings.Contains(logs, `level=error`) || !strings.Contains(logs, "failed_endpoints=global-stability,conflict ") || !strings.Contains(logs, "hint=") {
+		t.Errorf("logs should report the failing endpoints in one line, with a hint about the key:\n%s", logs)
+	}
+	// What a user sees at start-up, and at debug level on each scrape.
+	for _, want := range []string{
+		`msg="scraping the Global Stability API" api_url=` + srv.URL + ` key_from="file `,
+		"collectors=global-stability,pillars,conflict,briefings,summary",
+		`msg="API request" endpoint=conflict page=3 status=200 bytes=`,
+		`msg="API request" endpoint=global-stability page=0 status=401`,
+		`msg="collection started" endpoints=8`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
 	}
 	if !strings.Contains(logs, `msg="Listening on"`) || strings.Count(logs, "caller=") != strings.Count(logs, "\n") {
 		t.Errorf("every line, the toolkit's included, should be one go-kit format:\n%s", logs)

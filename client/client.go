@@ -83,10 +83,18 @@ type Config struct {
 	// Now is the clock that timestamps are judged by (MaxFutureSkew).
 	// Default time.Now.
 	Now func() time.Time
-	// Observe, if set, is called after every request with its endpoint
-	// label, its HTTP status code (or "error" when no response arrived) and
-	// its duration including the body.
-	Observe func(endpoint, code string, d time.Duration)
+	// Observe, if set, is called after every request, once its body has
+	// been read or abandoned.
+	Observe func(Request)
+}
+
+// Request describes one request sent, for Config.Observe.
+type Request struct {
+	Endpoint string        // endpoint label, e.g. "conflict"
+	Page     int           // 1, 2, ... on a paginated endpoint; 0 elsewhere
+	Code     string        // HTTP status code, or "error" when no response arrived
+	Duration time.Duration // from sending to the body's end
+	Bytes    int64         // body bytes received, as sent (compressed if gzip)
 }
 
 // Client calls the Global Stability Intelligence Service. It is safe for
@@ -104,7 +112,7 @@ type Client struct {
 	maxDocBytes   int64 // of the other endpoints
 	maxName       int
 	now           func() time.Time
-	observe       func(endpoint, code string, d time.Duration)
+	observe       func(Request)
 	eventPages    *sync.Pool // of *eventPages: event decoders with their buffers
 	buffers       *sync.Pool // of *[]byte: read buffers of the other decoders
 	keys          *keyring   // keys sent lately, to redact them from text off the wire
@@ -165,7 +173,7 @@ func New(cfg Config) (*Client, error) {
 		c.now = time.Now
 	}
 	if c.observe == nil {
-		c.observe = func(string, string, time.Duration) {}
+		c.observe = func(Request) {}
 	}
 	return c, nil
 }
@@ -271,14 +279,19 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 		if resp != nil { // a redirect we refused: the response arrived
 			code = strconv.Itoa(resp.StatusCode)
 		}
-		c.observe(endpoint, code, time.Since(start))
+		c.observe(Request{Endpoint: endpoint, Page: page, Code: code, Duration: time.Since(start)})
 		return &TransportError{Endpoint: where, Err: c.redactError(withoutURL(err))}
 	}
+	counted := &countingReader{r: resp.Body}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{counted, resp.Body}
 	defer func() {
 		// Drain a little so the connection can be reused, then close.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
-		c.observe(endpoint, strconv.Itoa(resp.StatusCode), time.Since(start))
+		c.observe(Request{Endpoint: endpoint, Page: page, Code: strconv.Itoa(resp.StatusCode), Duration: time.Since(start), Bytes: counted.n})
 	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -296,6 +309,18 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 		return nil
 	}
 	return c.classify(where, body, limit, err)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // decodedBody undoes a Content-Encoding of gzip; identity or none passes

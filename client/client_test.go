@@ -583,23 +583,30 @@ func TestOversizeBodyIsCutOffWithoutReadingIt(t *testing.T) {
 func TestObserveHook(t *testing.T) {
 	sim, srv := startSim(t, simulator.Config{Events: 5, PageSize: 2})
 	sim.SetFault(client.DrilldownEndpoint(client.PillarMacro), simulator.Fault{Kind: simulator.FaultStatus, Status: 502})
-	type obs struct{ endpoint, code string }
+	type obs struct {
+		endpoint string
+		page     int
+		code     string
+	}
 	var mu sync.Mutex
 	var got []obs
 	c := newClient(t, srv.URL, func(cfg *client.Config) {
-		cfg.Observe = func(endpoint, code string, d time.Duration) {
+		cfg.Observe = func(r client.Request) {
 			mu.Lock()
 			defer mu.Unlock()
-			if d <= 0 {
-				t.Errorf("duration %v for %s", d, endpoint)
+			if r.Duration <= 0 {
+				t.Errorf("duration %v for %s", r.Duration, r.Endpoint)
 			}
-			got = append(got, obs{endpoint, code})
+			if r.Bytes <= 0 {
+				t.Errorf("%d bytes for %s: every answer here has a body", r.Bytes, r.Endpoint)
+			}
+			got = append(got, obs{r.Endpoint, r.Page, r.Code})
 		}
 	})
 	ctx := context.Background()
 	_, _, _ = collectEvents(c)
 	_, _ = c.Drilldown(ctx, client.PillarMacro, nil)
-	want := []obs{{"conflict", "200"}, {"conflict", "200"}, {"conflict", "200"}, {"global-stability/pillar/macro", "502"}}
+	want := []obs{{"conflict", 1, "200"}, {"conflict", 2, "200"}, {"conflict", 3, "200"}, {"global-stability/pillar/macro", 0, "502"}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("observed %v, want %v", got, want)
 	}
@@ -608,10 +615,10 @@ func TestObserveHook(t *testing.T) {
 	refused.Close()
 	got = nil
 	c2 := newClient(t, refused.URL, func(cfg *client.Config) {
-		cfg.Observe = func(endpoint, code string, _ time.Duration) { got = append(got, obs{endpoint, code}) }
+		cfg.Observe = func(r client.Request) { got = append(got, obs{r.Endpoint, r.Page, r.Code}) }
 	})
 	_, _ = c2.Summary(ctx)
-	if fmt.Sprint(got) != fmt.Sprint([]obs{{"summaries", "error"}}) {
+	if fmt.Sprint(got) != fmt.Sprint([]obs{{"summaries", 0, "error"}}) {
 		t.Errorf("observed %v for a refused connection, want [{summaries error}]", got)
 	}
 }

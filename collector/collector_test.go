@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
@@ -98,7 +99,9 @@ func newEnvWithClient(t *testing.T, simCfg simulator.Config, upstream http.Handl
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := collector.Config{Client: cl, Logger: log.NewLogfmtLogger(e.logs)}
+	// At info, the default --log.level: what a user sees.
+	logger := level.NewFilter(log.NewLogfmtLogger(e.logs), level.AllowInfo())
+	cfg := collector.Config{Client: cl, Logger: logger}
 	allOn(&cfg)
 	for _, m := range mods {
 		m(&cfg)
@@ -107,7 +110,7 @@ func newEnvWithClient(t *testing.T, simCfg simulator.Config, upstream http.Handl
 	e.handler = collector.NewHandler(collector.HandlerOpts{
 		Scraper:        e.scraper,
 		Gatherer:       prometheus.NewRegistry(),
-		Logger:         log.NewLogfmtLogger(e.logs),
+		Logger:         logger,
 		DefaultTimeout: 5 * time.Second,
 		TimeoutOffset:  500 * time.Millisecond,
 	})
@@ -254,7 +257,7 @@ func TestPartialFailure(t *testing.T) {
 				}
 			}
 			logs := e.logs.String()
-			if strings.Count(logs, "\n") != 1 || !strings.Contains(logs, "endpoint="+broken) || !strings.Contains(logs, "503") {
+			if strings.Count(logs, "\n") != 1 || !strings.Contains(logs, "failed_endpoints="+broken+" ") || !strings.Contains(logs, "503") {
 				t.Errorf("want one log line naming %s and the status, got:\n%s", broken, logs)
 			}
 			// The fault clears: the next scrape is whole again.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -33,8 +32,8 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect waits for each endpoint of the shared collection until the
 // scrape's deadline, then exports what arrived. An endpoint that failed or
-// did not answer in time gets scrape_success 0 and none of its series, and
-// one log line for this scrape.
+// did not answer in time gets scrape_success 0 and none of its series; the
+// scrape's failures make one log line (see failureLog).
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	s := e.scraper
 	c := s.join(e.ctx)
@@ -42,12 +41,13 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 
 	em := newEmitter(ch, s.logger)
 	up := 1.0
+	var failures []failure
 	for _, r := range c.results {
 		duration, err := e.wait(r, c.started)
 		success := 1.0
 		if err != nil {
 			success, up = 0, 0
-			level.Error(s.logger).Log("msg", "endpoint failed", "endpoint", r.endpoint, "err", err)
+			failures = append(failures, failure{r.endpoint, err})
 		} else {
 			em.endpoint(r.endpoint, r.fields, r.data)
 		}
@@ -57,6 +57,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 	em.gauge(upDesc, up)
 	em.finish()
+	s.failures.report(failures)
 }
 
 // wait returns the endpoint's outcome, or a deadline error if the scrape's

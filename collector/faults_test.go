@@ -178,7 +178,7 @@ func TestEveryFaultOnEveryEndpoint(t *testing.T) {
 					}
 				}
 				logs := e.logs.String()
-				if lines := strings.Split(strings.TrimSpace(logs), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "endpoint="+endpoint) {
+				if lines := strings.Split(strings.TrimSpace(logs), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "failed_endpoints="+endpoint+" ") {
 					t.Errorf("want one log line naming %s, got:\n%s", endpoint, logs)
 				}
 				if strings.Contains(logs+body, testKey) {
@@ -268,8 +268,8 @@ func TestEveryInvalidValueOnEveryEndpoint(t *testing.T) {
 				}
 			}
 			logs := strings.TrimSpace(e.logs.String())
-			if lines := strings.Split(logs, "\n"); len(lines) != 1 || !strings.Contains(lines[0], "level=warn") || !strings.Contains(lines[0], "endpoint="+endpoint) {
-				t.Errorf("want one warning naming %s, got:\n%s", endpoint, logs)
+			if lines := strings.Split(logs, "\n"); len(lines) != 1 || !strings.Contains(lines[0], "level=warn") || !strings.Contains(lines[0], " endpoint="+endpoint+" ") {
+				t.Errorf("want one warning naming %s, got %d lines:\n%q", endpoint, len(lines), logs)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 )
 
 // HandlerOpts configures the /metrics handler.
@@ -40,6 +41,13 @@ func NewHandler(o HandlerOpts) http.Handler {
 	}
 	errorLog := promhttpLogger{level.Error(o.Logger)}
 	return newGzipHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			// A load balancer's health check or curl -I asks whether the
+			// endpoint answers, not for a round of API requests.
+			w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		if inFlight != nil {
 			select {
 			case inFlight <- struct{}{}:

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 
 	"github.com/global-stability/global_stability_exporter/client"
 )
@@ -78,6 +79,7 @@ type Scraper struct {
 	maxLabelValues int
 	cacheTTL       time.Duration
 	conditions     conditions // what has been logged as going on
+	failures       *failureLog
 
 	mu      sync.Mutex
 	current *collection
@@ -101,6 +103,7 @@ func NewScraper(cfg Config) *Scraper {
 	if s.logger == nil {
 		s.logger = log.NewNopLogger()
 	}
+	s.failures = &failureLog{logger: s.logger, now: time.Now}
 	if s.maxLabelValues <= 0 {
 		s.maxLabelValues = DefaultMaxLabelValues
 	}
@@ -168,12 +171,25 @@ func (s *Scraper) join(ctx context.Context) *collection {
 	if c := s.current; c != nil && s.joinable(c) {
 		c.waiters++
 		c.extend(deadline)
+		how := "joined in flight"
+		if !c.pending() {
+			how = "served from the cache (--api.cache-ttl)"
+		}
+		level.Debug(s.logger).Log("msg", "collection "+how, "started", c.started.Format(time.RFC3339Nano), "scrapes", c.waiters, "deadline", deadlineString(c.deadline))
 		return c
 	}
 	c := s.start(ctx, deadline)
 	c.waiters = 1
 	s.current = c
+	level.Debug(s.logger).Log("msg", "collection started", "endpoints", len(c.results), "deadline", deadlineString(deadline))
 	return c
+}
+
+func deadlineString(d time.Time) string {
+	if d.IsZero() {
+		return "none"
+	}
+	return d.Format(time.RFC3339Nano)
 }
 
 // joinable reports whether a new scrape may use c: while it is in flight

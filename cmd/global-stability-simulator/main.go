@@ -7,10 +7,13 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -37,10 +40,35 @@ func main() {
 		PageSize: *pageSize, CursorParam: *cursorParam, PageSizeParam: *pageSizeParam,
 		Latency: *latency,
 	})
-	srv := &http.Server{Addr: *listen, Handler: sim, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(os.Stderr, "simulated Global Stability Intelligence Service on http://%s (data is made up)\n", *listen)
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	os.Exit(serve(*listen, sim))
+}
+
+// serve binds first, so the line that says where it serves is printed only
+// once that is true, and runs until SIGINT or SIGTERM, letting requests in
+// flight finish.
+func serve(addr string, handler http.Handler) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "--listen-address=%s: %v\n", addr, err)
+		return 1
 	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "simulated Global Stability Intelligence Service on http://%s (data is made up)\n", ln.Addr())
+	select {
+	case err := <-served:
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		fmt.Fprintf(os.Stderr, "shutdown: %v\n", err)
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,121 @@
+package collector
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/global-stability/global_stability_exporter/client"
+)
+
+// failureRepeat is how often the same failures are logged again while they
+// last. An outage scraped every 15 s would otherwise write a line a scrape:
+// thousands a day saying one thing.
+const failureRepeat = 5 * time.Minute
+
+// failure is one endpoint that failed a scrape.
+type failure struct {
+	endpoint string
+	err      error
+}
+
+// failureLog logs the failures of each scrape as one line naming every
+// endpoint that failed and why; the same failures again (same endpoints,
+// same kind of error) at most every failureRepeat, saying how many scrapes
+// it left out; and one line when every endpoint answers again.
+type failureLog struct {
+	logger log.Logger
+	now    func() time.Time
+
+	mu         sync.Mutex
+	last       string    // signature of the failures last logged; "" when none
+	loggedAt   time.Time // when they were logged
+	suppressed int       // scrapes with the same failures since then
+}
+
+// report logs the failures of one scrape (none: a whole scrape).
+func (l *failureLog) report(failures []failure) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if len(failures) == 0 {
+		if l.last != "" {
+			level.Info(l.logger).Log("msg", "every endpoint answers again")
+			l.last, l.suppressed = "", 0
+		}
+		return
+	}
+	sig := signature(failures)
+	if sig == l.last && now.Sub(l.loggedAt) < failureRepeat {
+		l.suppressed++
+		return
+	}
+	endpoints := make([]string, len(failures))
+	errs := make([]string, len(failures))
+	for i, f := range failures {
+		endpoints[i] = f.endpoint
+		errs[i] = f.err.Error()
+		if !strings.HasPrefix(errs[i], f.endpoint) {
+			errs[i] = f.endpoint + ": " + errs[i]
+		}
+	}
+	kv := []any{"msg", "scrape failed", "failed_endpoints", strings.Join(endpoints, ","), "err", strings.Join(errs, "; ")}
+	if hint := failureHint(failures); hint != "" {
+		kv = append(kv, "hint", hint)
+	}
+	if sig == l.last && l.suppressed > 0 {
+		kv = append(kv, "same_failures_not_logged", l.suppressed, "since", l.loggedAt.UTC().Format(time.RFC3339))
+	}
+	level.Error(l.logger).Log(kv...)
+	l.last, l.loggedAt, l.suppressed = sig, now, 0
+}
+
+// numbers lets a signature ignore what changes from one scrape to the next
+// in the same failure: a Retry-After countdown (1m0s, then 59s), a
+// duration, a page number.
+var numbers = regexp.MustCompile(`[0-9][0-9.hmsuµn]*`)
+
+// signature identifies a set of failures: which endpoints, and per
+// endpoint its HTTP status or its error text with numbers left out.
+func signature(failures []failure) string {
+	var b strings.Builder
+	for _, f := range failures {
+		b.WriteString(f.endpoint)
+		b.WriteByte('=')
+		var status *client.StatusError
+		if errors.As(f.err, &status) {
+			b.WriteString("HTTP " + strconv.Itoa(status.StatusCode))
+		} else {
+			b.WriteString(numbers.ReplaceAllString(f.err.Error(), "#"))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// failureHint names the likely fix when the failures point at the
+// configuration rather than at the API.
+func failureHint(failures []failure) string {
+	auth, notFound := 0, 0
+	for _, f := range failures {
+		switch {
+		case errors.Is(f.err, client.ErrAuth):
+			auth++
+		case errors.Is(f.err, client.ErrNotFound):
+			notFound++
+		}
+	}
+	switch {
+	case auth > 0:
+		return "the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API"
+	case notFound == len(failures):
+		return "every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself"
+	}
+	return ""
+}

@@ -1,0 +1,96 @@
+package collector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/global-stability/global_stability_exporter/client"
+)
+
+// TestFailureLogOneLinePerScrapeThenQuiet: an outage logs one line per
+// scrape naming every failed endpoint, the same failures again only every
+// failureRepeat (with a count of the scrapes left out), other failures at
+// once, and the recovery once.
+func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	l := &failureLog{logger: log.NewLogfmtLogger(&buf), now: func() time.Time { return now }}
+	lines := func() []string {
+		defer buf.Reset()
+		if buf.Len() == 0 {
+			return nil
+		}
+		return strings.Split(strings.TrimSpace(buf.String()), "\n")
+	}
+	outage := func(retryAfter time.Duration) []failure {
+		return []failure{
+			{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: retryAfter}},
+			{"briefings", fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", retryAfter)},
+		}
+	}
+
+	l.report(outage(60 * time.Second))
+	got := lines()
+	if len(got) != 1 || !strings.Contains(got[0], `failed_endpoints=conflict,briefings `) ||
+		!strings.Contains(got[0], "conflict: HTTP 503") || !strings.Contains(got[0], "briefings: not requested") {
+		t.Fatalf("first failure: want one line naming both endpoints and why, got %q", got)
+	}
+	// Every 15 s for just under failureRepeat: the countdown changes, the
+	// failures do not.
+	for i := 1; i < int(failureRepeat/(15*time.Second)); i++ {
+		now = now.Add(15 * time.Second)
+		l.report(outage(60*time.Second - time.Duration(i)*time.Second))
+	}
+	if got := lines(); got != nil {
+		t.Errorf("the same failures within %s were logged again: %q", failureRepeat, got)
+	}
+	now = now.Add(15 * time.Second)
+	l.report(outage(time.Second))
+	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "same_failures_not_logged=19") {
+		t.Errorf("after %s: want the failures again with the 19 scrapes left out, got %q", failureRepeat, got)
+	}
+	// Another failure is news at once.
+	now = now.Add(15 * time.Second)
+	l.report([]failure{{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "HTTP 500") || strings.Contains(got[0], "not_logged") {
+		t.Errorf("a different failure: want it logged at once, got %q", got)
+	}
+	// Recovery: one line, then nothing.
+	l.report(nil)
+	l.report(nil)
+	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "every endpoint answers again") {
+		t.Errorf("recovery: want one line, got %q", got)
+	}
+	// And a failure after recovery is news again, even if it is the old one.
+	l.report([]failure{{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+	if got := lines(); len(got) != 1 {
+		t.Errorf("the old failure after a recovery: want it logged, got %q", got)
+	}
+}
+
+func TestFailureHints(t *testing.T) {
+	auth := &client.StatusError{Endpoint: "summaries", StatusCode: 401}
+	notFound := &client.StatusError{Endpoint: "summaries", StatusCode: 404}
+	for _, tc := range []struct {
+		name     string
+		failures []failure
+		want     string // substring of the hint; "" for none
+	}{
+		{"401", []failure{{"summaries", auth}}, "--api.key-file"},
+		{"403 among others", []failure{{"conflict", errors.New("timeout")}, {"summaries", &client.StatusError{Endpoint: "summaries", StatusCode: 403}}}, "key"},
+		{"404 everywhere", []failure{{"summaries", notFound}, {"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 404}}}, "--api.url"},
+		{"404 on one of two", []failure{{"summaries", notFound}, {"conflict", errors.New("timeout")}}, ""},
+		{"timeout", []failure{{"conflict", errors.New("timeout")}}, ""},
+	} {
+		hint := failureHint(tc.failures)
+		if (tc.want == "") != (hint == "") || !strings.Contains(hint, tc.want) {
+			t.Errorf("%s: hint %q, want one with %q", tc.name, hint, tc.want)
+		}
+	}
+}
