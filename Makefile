@@ -15,16 +15,31 @@ LDFLAGS := -s -w \
 	-X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 
 GOLANGCI_LINT_VERSION := v2.15.0
+# Pinned, like the go-jsonnet library in go.mod that the tests render with.
+JSONNET_VERSION := v0.21.0
+JSONNET := $(shell go env GOPATH)/bin/jsonnet
+GREMLINS_VERSION := v0.6.0
+GREMLINS := $(shell go env GOPATH)/bin/gremlins
 GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
 IMAGE ?= global-stability-exporter
 
-.PHONY: build test lint bench docker clean
+.PHONY: build test lint bench docker clean mixin mutation
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o global_stability_exporter .
 
 test:
+	@for tool in prometheus promtool; do command -v $$tool >/dev/null || \
+	  echo "*** $$tool not found: the end-to-end test and the promtool checks will be SKIPPED (Debian: apt-get install prometheus) ***" >&2; done
 	go test -race ./...
+
+$(JSONNET):
+	GOFLAGS= go install github.com/google/go-jsonnet/cmd/jsonnet@$(JSONNET_VERSION)
+
+# Renders the dashboards, the rules and the PrometheusRule from mixin/.
+# mixin/mixin_test.go fails while the committed files differ from this.
+mixin: $(JSONNET)
+	$(JSONNET) -S -m . mixin/render.jsonnet
 
 $(GOLANGCI_LINT):
 	GOFLAGS= go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

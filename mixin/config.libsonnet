@@ -1,0 +1,52 @@
+// The one place to adapt the mixin to your set-up. Override any field:
+//
+//   (import 'mixin.libsonnet') + { _config+:: { selector: 'job="gsx", env="prod"' } }
+//
+// then render as the Makefile's mixin target does.
+{
+  _config+:: {
+    // Label matchers that select the exporter's series, in every rule,
+    // alert and panel query. Also applied to up{} for the exporter's own
+    // availability, so use target labels (job, env, ...), not metric labels.
+    selector: 'job="global_stability"',
+
+    // Composite score thresholds (0-100, lower is more stable). The overview
+    // dashboard's gauge colours at the same two values.
+    scoreWarning: 60,
+    scoreCritical: 75,
+    scoreFor: '15m',
+    // A single pillar's score.
+    pillarScoreHigh: 80,
+    pillarScoreFor: '15m',
+    // Rise of the composite above its lowest value of the past hour, and
+    // how long the rise must last: one sample is not a trend.
+    rapidRise: 10,
+    rapidRiseFor: '5m',
+    // A pillar's delta_24h above this. The spec does not give delta_24h a
+    // unit; the reference API and the simulator use score points. If your
+    // API reports a ratio or a percentage, change the threshold to match.
+    pillarSurge: 15,
+    pillarSurgeFor: '15m',
+    // Age of as_of beyond which the data counts as stale.
+    dataStaleSeconds: 3600,  // overview and drilldowns
+    summaryStaleSeconds: 1800,  // the summary refreshes every 15 minutes: two missed
+    staleFor: '5m',
+    // The exporter and the API.
+    scoreUnavailableFor: '10m',  // the overview endpoint failing: the score alerts are blind
+    endpointFailingFor: '15m',  // any other endpoint failing
+    exporterDownFor: '5m',
+    exporterAbsentFor: '10m',
+    invalidDataFor: '30m',
+    demoDataFor: '5m',
+
+    // Where each alert's runbook_url points: this base, then #<alertname in lower case>.
+    runbookURL: 'https://github.com/global-stability/global_stability_exporter/blob/main/docs/runbooks.md',
+
+    // Dashboards.
+    dashboardUIDPrefix: 'global-stability',
+    dashboardTitlePrefix: 'Global Stability / ',
+    dashboardTags: ['global-stability', 'prometheus'],
+    dashboardRefresh: '1m',
+    dashboardTimeFrom: 'now-6h',
+  },
+}

@@ -1,0 +1,144 @@
+// Global Stability / Overview: the score, pillars, conflict events,
+// briefings, data freshness and the exporter's health.
+local p = import 'panels.libsonnet';
+
+function(c)
+  local sel = '%s, instance=~"$instance"' % c.selector;
+  local q(metric, extra='') = '%s{%s%s}' % [metric, sel, extra];
+  local pillarLegend(pillar) = pillar;
+  p.dashboard(c, 'overview', 'Overview',
+              'Composite score, pillars, conflict events, briefings, data freshness and exporter health from global_stability_exporter.',
+              p.variables(c.selector),
+              [
+                // Row 1: the composite.
+                p.gauge('Composite score',
+                        'Composite global stability score, 0-100, lower is more stable (global_stability_score). Orange from %(scoreWarning)s and red from %(scoreCritical)s: the thresholds of the GlobalStabilityScoreWarning and GlobalStabilityScoreCritical alerts.' % c,
+                        [0, 0, 6, 8], [p.target(q('global_stability_score'), '{{instance}}', instant=true)],
+                        defaults={ min: 0, max: 100, decimals: 0, color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.scoreWarning, 'orange'], [c.scoreCritical, 'red']]) }),
+                p.stat('Trend',
+                       "The API's own trend word (global_stability_trend). Deteriorating is red, stable blue, improving green; a word the spec does not name is grey.",
+                       [6, 0, 5, 4], [p.target(q('global_stability_trend') + ' == 1', '{{trend}}', instant=true)],
+                       defaults={ color: { mode: 'fixed', fixedColor: 'text' } },
+                       overrides=[
+                         { matcher: { id: 'byName', options: word[0] }, properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: word[1] } }] }
+                         for word in [['deteriorating', 'red'], ['worsening', 'red'], ['stable', 'blue'], ['improving', 'green']]
+                       ],
+                       colorMode='background', textMode='name'),
+                p.stat('Rise above the hour\'s low',
+                       'How far the composite is above its lowest value of the past hour (global_stability:score_rise_1h): the quantity GlobalStabilityRapidDeterioration watches. Red above %(rapidRise)s; the alert fires when that lasts %(rapidRiseFor)s.' % c,
+                       [6, 4, 5, 4], [p.target('global_stability:score_rise_1h{%s}' % sel, '{{instance}}', instant=true)],
+                       defaults={ decimals: 1, color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.rapidRise / 2, 'orange'], [c.rapidRise, 'red']]) }),
+                p.timeSeries('Composite score history',
+                             'global_stability_score over time; the dashed lines are the warning and critical alert thresholds.',
+                             [11, 0, 13, 8], [p.target(q('global_stability_score'), '{{instance}}')],
+                             defaults={ min: 0, max: 100 },
+                             thresholdLines=p.thresholds(['transparent', [c.scoreWarning, 'orange'], [c.scoreCritical, 'red']])),
+
+                // Row 2: pillars.
+                p.barGauge('Pillar scores',
+                           'Each pillar score from the overview (global_stability_pillar_score), 0-100, lower is more stable. Red from %(pillarScoreHigh)s, the GlobalStabilityPillarScoreHigh threshold.' % c,
+                           [0, 8, 8, 8], [p.target(q('global_stability_pillar_score'), '{{pillar}}', instant=true)],
+                           defaults={ max: 100, decimals: 1, color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.pillarScoreHigh * 0.75, 'orange'], [c.pillarScoreHigh, 'red']]) }),
+                p.timeSeries('Pillar scores over time',
+                             'Each pillar score over time, one fixed colour per pillar (the same in every panel); the dashed line is the GlobalStabilityPillarScoreHigh threshold.',
+                             [8, 8, 10, 8], [p.target(q('global_stability_pillar_score'), '{{pillar}}')],
+                             defaults={ min: 0, max: 100 },
+                             overrides=p.pillarColorOverrides(p.pillarColors),
+                             thresholdLines=p.thresholds(['transparent', [c.pillarScoreHigh, 'red']])),
+                p.stat('Pillar change over 24h',
+                       "Each pillar's delta_24h from its drilldown, in the API's units. Red when rising (worse: lower is more stable), green when falling or flat. GlobalStabilityPillarSurge fires above %(pillarSurge)s." % c,
+                       [18, 8, 6, 8], [p.target(q('global_stability_pillar_delta_24h'), '{{pillar}}', instant=true)],
+                       defaults={ decimals: 1, color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [1e-9, 'red']]) },
+                       colorMode='background', options={ orientation: 'horizontal', textMode: 'value_and_name' }),
+
+                // Row 3: conflict events.
+                p.stat('Conflict events', 'Recent conflict events returned by /v1/conflict, all pages (global_stability_conflict_events).',
+                       [0, 16, 4, 4], [p.target(q('global_stability_conflict_events'), '{{instance}}', instant=true)],
+                       defaults={ color: { mode: 'fixed', fixedColor: 'text' } }),
+                p.stat('Escalation', 'Highest and mean escalation over the recent events (global_stability_conflict_escalation_max and _mean); the spec gives escalation no range.',
+                       [0, 20, 4, 4], [p.target(q('global_stability_conflict_escalation_max'), 'max', instant=true), p.target(q('global_stability_conflict_escalation_mean'), 'mean', instant=true)],
+                       defaults={ decimals: 2, color: { mode: 'fixed', fixedColor: 'text' } }, textMode='value_and_name'),
+                p.barGauge('Events by category', 'Recent conflict events per category (global_stability_conflict_events_by_category), busiest first.',
+                           [4, 16, 8, 8], [p.target('sort_desc(%s)' % q('global_stability_conflict_events_by_category'), '{{category}}', instant=true)],
+                           defaults={ color: { mode: 'fixed', fixedColor: 'blue' } }),
+                p.panel('geomap', 'Where conflict events cluster',
+                        'Recent conflict events counted per grid cell (global_stability_conflict_events_by_cell; cell size set by --collector.conflict.grid-degrees). Bubble size and the number on it: events in the cell; colour: the highest escalation in it (global_stability_conflict_escalation_max_by_cell, green 0 to red 1). Hover for the cell, its count and escalation. Readable without map tiles too.',
+                        [12, 16, 12, 12],
+                        [p.target(q('global_stability_conflict_events_by_cell'), instant=true, table=true), p.target(q('global_stability_conflict_escalation_max_by_cell'), instant=true, table=true)],
+                        defaults={ color: { mode: 'continuous-GrYlRd' }, thresholds: p.thresholds(['green', [0.4, 'yellow'], [0.7, 'red']]) },
+                        overrides=[{ matcher: { id: 'byName', options: 'max escalation' }, properties: [{ id: 'min', value: 0 }, { id: 'max', value: 1 }, { id: 'decimals', value: 2 }] }],
+                        options={
+                          view: { id: 'coords', lat: 20, lon: 20, zoom: 1.3, allLayers: true },
+                          controls: { showZoom: true, mouseWheelZoom: false, showAttribution: true, showScale: false },
+                          basemap: { type: 'default', name: 'Basemap', config: {} },
+                          layers: [{
+                            type: 'markers',
+                            name: 'Conflict events',
+                            tooltip: true,
+                            location: { mode: 'coords', latitude: 'lat', longitude: 'lon' },
+                            config: {
+                              showLegend: true,
+                              style: {
+                                size: { field: 'events', fixed: 5, min: 6, max: 30 },
+                                color: { field: 'max escalation', fixed: 'dark-green' },
+                                opacity: 0.8,
+                                symbol: { mode: 'fixed', fixed: 'img/icons/marker/circle.svg' },
+                                text: { mode: 'field', field: 'events', fixed: '' },
+                                textConfig: { fontSize: 10, textAlign: 'center', textBaseline: 'middle', offsetX: 0, offsetY: 0 },
+                              },
+                            },
+                          }],
+                          tooltip: { mode: 'details' },
+                        }) + {
+                  transformations: [
+                    { id: 'merge', options: {} },
+                    { id: 'convertFieldType', options: { conversions: [{ targetField: 'lat', destinationType: 'number' }, { targetField: 'lon', destinationType: 'number' }], fields: {} } },
+                    { id: 'organize', options: { excludeByName: { Time: true, __name__: true, job: true }, renameByName: { 'Value #A': 'events', 'Value #B': 'max escalation' } } },
+                  ],
+                },
+                p.stat('Newest conflict event', 'occurred_at of the newest recent event (global_stability_conflict_latest_event_timestamp_seconds).',
+                       [0, 24, 4, 4], [p.target(q('global_stability_conflict_latest_event_timestamp_seconds') + ' * 1000', '{{instance}}', instant=true)],
+                       unit='dateTimeFromNow', defaults={ color: { mode: 'fixed', fixedColor: 'text' } }),
+                p.stat('Briefings', 'Daily briefings returned by /v1/briefings, all pages (global_stability_briefings).',
+                       [4, 24, 3, 4], [p.target(q('global_stability_briefings'), '{{instance}}', instant=true)],
+                       defaults={ color: { mode: 'fixed', fixedColor: 'text' } }),
+                p.stat('Latest briefing', 'published_at of the newest briefing (global_stability_briefing_latest_published_timestamp_seconds).',
+                       [7, 24, 5, 4], [p.target(q('global_stability_briefing_latest_published_timestamp_seconds') + ' * 1000', '{{instance}}', instant=true)],
+                       unit='dateTimeFromNow', defaults={ color: { mode: 'fixed', fixedColor: 'text' } }),
+
+                // Row 4: freshness.
+                p.barGauge('Data age by endpoint',
+                           'How old each endpoint\'s as_of is (global_stability:data_age_seconds). Orange past %(summaryStaleSeconds)ss, red past %(dataStaleSeconds)ss: GlobalStabilitySummaryStale and GlobalStabilityDataStale.' % c,
+                           [0, 28, 12, 8], [p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}', instant=true)],
+                           unit='s', defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.summaryStaleSeconds, 'orange'], [c.dataStaleSeconds, 'red']]) }),
+                p.timeSeries('Data age over time',
+                             "Age of each endpoint's as_of, of the newest conflict event and of the latest briefing. A log axis, so that ages of seconds (endpoints) and of hours (the daily briefing) are all readable.",
+                             [12, 28, 12, 8],
+                             [
+                               p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}'),
+                               p.target('time() - %s' % q('global_stability_conflict_latest_event_timestamp_seconds'), 'newest conflict event'),
+                               p.target('time() - %s' % q('global_stability_briefing_latest_published_timestamp_seconds'), 'latest briefing'),
+                             ],
+                             unit='s', logScale=true),
+
+                // Row 5: the exporter and the API.
+                p.stat('API (global_stability_up)', '1 when every endpoint answered in the last scrape (global_stability_up).',
+                       [0, 36, 4, 4], [p.target(q('global_stability_up'), '{{instance}}', instant=true)],
+                       defaults={ mappings: p.okFailed, color: { mode: 'thresholds' }, thresholds: p.thresholds(['red', [1, 'green']]) }, colorMode='background'),
+                p.stat('Exporter scrape (up)', "Prometheus' own up for the exporter: 0 when the exporter itself cannot be scraped.",
+                       [0, 40, 4, 2], [p.target('up{%s}' % sel, '{{instance}}', instant=true)],
+                       defaults={ mappings: p.okFailed, color: { mode: 'thresholds' }, thresholds: p.thresholds(['red', [1, 'green']]) }, colorMode='background'),
+                p.stat('Data source', 'global_stability_exporter_demo: DEMO when the exporter runs with --demo and every value here is made up.',
+                       [0, 42, 4, 2], [p.target(q('global_stability_exporter_demo'), '{{instance}}', instant=true)],
+                       defaults={
+                         mappings: [{ type: 'value', options: { '1': { text: 'DEMO (made up)', color: 'red', index: 0 }, '0': { text: 'real API', color: 'green', index: 1 } } }],
+                         color: { mode: 'thresholds' },
+                         thresholds: p.thresholds(['green', [1, 'red']]),
+                       }, colorMode='background'),
+                p.stateTimeline('Endpoint success', 'Per endpoint, whether each scrape succeeded (global_stability_scrape_success): green OK, red FAILED. A failed endpoint has none of its series in that scrape.',
+                                [4, 36, 8, 8], [p.target(q('global_stability_scrape_success'), '{{endpoint}}')], p.okFailed),
+                p.timeSeries('Endpoint request duration', "Wall time of each endpoint's requests in a scrape, all pages (global_stability_scrape_duration_seconds).",
+                             [12, 36, 12, 8], [p.target(q('global_stability_scrape_duration_seconds'), '{{endpoint}}')], unit='s'),
+                p.timeSeries('API requests by status code', 'Requests per second to the API by HTTP status code, "error" when no response arrived (recording rule global_stability:api_requests:rate5m).',
+                             [0, 44, 24, 8], [p.target('sum by (code) (global_stability:api_requests:rate5m{%s})' % sel, '{{code}}')], unit='reqps'),
+              ])

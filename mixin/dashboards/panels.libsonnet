@@ -1,0 +1,187 @@
+// Small helpers for Grafana panels, in the classic JSON model (schemaVersion
+// 39, Grafana 11 and 12). Plain jsonnet: grafonnet cannot be fetched where
+// this is built, and these few functions are all the dashboards need.
+local datasource = { type: 'prometheus', uid: '${datasource}' };
+
+{
+  datasource: datasource,
+
+  // One fixed colour per pillar, the same in every panel.
+  pillarColors: {
+    conflict: 'red',
+    cyber: 'purple',
+    supply_chain: 'orange',
+    macro: 'blue',
+  },
+
+  // A query. instant for panels that show the value now.
+  target(expr, legend='', refId='A', instant=false, table=false):: {
+    datasource: datasource,
+    expr: expr,
+    legendFormat: legend,
+    refId: refId,
+    range: !instant,
+    instant: instant,
+  } + (if table then { format: 'table' } else {}),
+
+  thresholds(steps):: {
+    mode: 'absolute',
+    steps: [{ color: steps[0], value: null }] + [
+      { color: s[1], value: s[0] }
+      for s in steps[1:]
+    ],
+  },
+
+  // Overrides that give each pillar's series its own colour.
+  pillarColorOverrides(colors, legendOf=function(p) p):: [
+    {
+      matcher: { id: 'byName', options: legendOf(p) },
+      properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: colors[p] } }],
+    }
+    for p in std.objectFields(colors)
+  ],
+
+  // Value mappings for a 1/0 health gauge.
+  okFailed:: [{
+    type: 'value',
+    options: {
+      '1': { text: 'OK', color: 'green', index: 0 },
+      '0': { text: 'FAILED', color: 'red', index: 1 },
+    },
+  }],
+
+  panel(type, title, description, pos, targets, unit='none', defaults={}, overrides=[], options={}):: {
+    type: type,
+    title: title,
+    description: description,
+    datasource: datasource,
+    gridPos: { x: pos[0], y: pos[1], w: pos[2], h: pos[3] },
+    targets: [targets[i] { refId: std.char(std.codepoint('A') + i) } for i in std.range(0, std.length(targets) - 1)],
+    fieldConfig: { defaults: { unit: unit } + defaults, overrides: overrides },
+    options: options,
+  },
+
+  reduce:: { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false } },
+
+  stat(title, description, pos, targets, unit='none', defaults={}, overrides=[], options={}, colorMode='value', textMode='auto')::
+    self.panel('stat', title, description, pos, targets, unit, defaults, overrides,
+               self.reduce { colorMode: colorMode, graphMode: 'none', textMode: textMode, justifyMode: 'auto', orientation: 'auto' } + options),
+
+  gauge(title, description, pos, targets, unit='none', defaults={})::
+    self.panel('gauge', title, description, pos, targets, unit, defaults, [],
+               self.reduce { showThresholdMarkers: true, showThresholdLabels: false, orientation: 'auto' }),
+
+  barGauge(title, description, pos, targets, unit='none', defaults={}, overrides=[])::
+    // min 0: with Grafana's automatic min and max, equal values draw as empty bars.
+    self.panel('bargauge', title, description, pos, targets, unit, { min: 0 } + defaults, overrides,
+               self.reduce { displayMode: 'basic', orientation: 'horizontal', showUnfilled: true, valueMode: 'color', namePlacement: 'auto' }),
+
+  // A time series. Series are told apart by colour (the classic palette,
+  // or overrides); thresholds, if any, are dashed lines, never the colour
+  // of the series.
+  timeSeries(title, description, pos, targets, unit='none', defaults={}, overrides=[], thresholdLines=null, logScale=false)::
+    self.panel('timeseries', title, description, pos, targets, unit,
+               {
+                 color: { mode: 'palette-classic' },
+                 custom: {
+                   drawStyle: 'line',
+                   lineWidth: 2,
+                   fillOpacity: 0,
+                   showPoints: 'never',
+                   spanNulls: false,
+                   thresholdsStyle: { mode: if thresholdLines == null then 'off' else 'dashed' },
+                   [if logScale then 'scaleDistribution']: { type: 'log', log: 10 },
+                 },
+                 [if thresholdLines != null then 'thresholds']: thresholdLines,
+               } + defaults,
+               overrides,
+               { legend: { showLegend: true, displayMode: 'list', placement: 'bottom' }, tooltip: { mode: 'multi', sort: 'desc' } }),
+
+  stateTimeline(title, description, pos, targets, mappings)::
+    self.panel('state-timeline', title, description, pos, targets, 'none',
+               { color: { mode: 'thresholds' }, thresholds: $.thresholds(['red', [1, 'green']]), mappings: mappings, custom: { fillOpacity: 80, lineWidth: 0 } },
+               [],
+               { showValue: 'never', mergeValues: true, alignValue: 'left', rowHeight: 0.8, legend: { showLegend: false } }),
+
+  table(title, description, pos, targets, unit='none', transformations=[])::
+    self.panel('table', title, description, pos, targets, unit, {}, [], { showHeader: true, cellHeight: 'sm' })
+    + { transformations: transformations },
+
+  // The variables every dashboard has: the data source, and the exporter
+  // instances the selector matches.
+  variables(selector):: [
+    {
+      name: 'datasource',
+      label: 'Data source',
+      type: 'datasource',
+      query: 'prometheus',
+      current: {},
+      hide: 0,
+      refresh: 1,
+      regex: '',
+      options: [],
+      includeAll: false,
+      multi: false,
+    },
+    self.queryVariable('instance', 'Instance', 'label_values(global_stability_up{%s}, instance)' % selector, multi=true),
+  ],
+
+  queryVariable(name, label, query, multi=false, hide=0):: {
+    name: name,
+    label: label,
+    type: 'query',
+    datasource: datasource,
+    definition: query,
+    query: { query: query, refId: 'PrometheusVariableQueryEditor-VariableQuery' },
+    refresh: 2,
+    sort: 1,
+    current: {},
+    hide: hide,
+    includeAll: multi,
+    [if multi then 'allValue']: '.+',
+    multi: multi,
+    options: [],
+    regex: '',
+  },
+
+  dashboard(c, uidSuffix, title, description, variables, panels):: {
+    annotations: { list: [{
+      builtIn: 1,
+      datasource: { type: 'grafana', uid: '-- Grafana --' },
+      enable: true,
+      hide: true,
+      iconColor: 'rgba(0, 211, 255, 1)',
+      name: 'Annotations & Alerts',
+      type: 'dashboard',
+    }] },
+    description: description,
+    editable: true,
+    fiscalYearStartMonth: 0,
+    graphTooltip: 1,
+    id: null,
+    links: [{
+      title: 'Global Stability',
+      type: 'dashboards',
+      tags: [c.dashboardTags[0]],
+      asDropdown: false,
+      includeVars: true,
+      keepTime: true,
+      icon: 'external link',
+      targetBlank: false,
+      tooltip: '',
+      url: '',
+    }],
+    panels: [panels[i] { id: i + 1 } for i in std.range(0, std.length(panels) - 1)],
+    refresh: c.dashboardRefresh,
+    schemaVersion: 39,
+    tags: c.dashboardTags,
+    templating: { list: variables },
+    time: { from: c.dashboardTimeFrom, to: 'now' },
+    timepicker: {},
+    timezone: 'browser',
+    title: c.dashboardTitlePrefix + title,
+    uid: '%s-%s' % [c.dashboardUIDPrefix, uidSuffix],
+    version: 1,
+    weekStart: '',
+  },
+}

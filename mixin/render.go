@@ -1,0 +1,58 @@
+// Package mixin renders the monitoring mixin (the jsonnet in this
+// directory) in-process, with go-jsonnet: the tests use it to prove that the
+// committed dashboards and rules are what the sources render, and to render
+// them with other configs. The Makefile's mixin target renders the same
+// files with go-jsonnet's command.
+package mixin
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/google/go-jsonnet"
+)
+
+//go:embed *.jsonnet *.libsonnet dashboards/*.libsonnet
+var sources embed.FS
+
+// Render evaluates render.jsonnet with config (jsonnet code for an object
+// whose fields override config.libsonnet's, "{}" for none) and returns each
+// file's content by its path from the repository's root.
+func Render(config string) (map[string]string, error) {
+	vm := jsonnet.MakeVM()
+	vm.Importer(&embedImporter{cache: map[string]jsonnet.Contents{}})
+	vm.StringOutput = true
+	vm.TLACode("config", config)
+	main, err := sources.ReadFile("render.jsonnet")
+	if err != nil {
+		return nil, fmt.Errorf("read the mixin's sources: %w", err)
+	}
+	files, err := vm.EvaluateAnonymousSnippetMulti("render.jsonnet", string(main))
+	if err != nil {
+		return nil, fmt.Errorf("render the mixin: %w", err)
+	}
+	return files, nil
+}
+
+// embedImporter resolves an import relative to the importing file, as the
+// jsonnet command does on disk, within the embedded sources. go-jsonnet
+// wants the same Contents each time a file is imported.
+type embedImporter struct {
+	cache map[string]jsonnet.Contents
+}
+
+func (im *embedImporter) Import(importedFrom, importedPath string) (jsonnet.Contents, string, error) {
+	found := path.Join(path.Dir(importedFrom), importedPath)
+	if c, ok := im.cache[found]; ok {
+		return c, found, nil
+	}
+	b, err := fs.ReadFile(sources, found)
+	if err != nil {
+		return jsonnet.Contents{}, "", fmt.Errorf("import %q from %q: %w", importedPath, importedFrom, err)
+	}
+	c := jsonnet.MakeContents(string(b))
+	im.cache[found] = c
+	return c, found, nil
+}

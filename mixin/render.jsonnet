@@ -1,0 +1,50 @@
+// Renders the mixin into the files the repository ships, keyed by their
+// path from the repository's root (jsonnet -S -m writes each):
+//
+//   jsonnet -S -m . --tla-code config='{}' mixin/render.jsonnet
+//
+// config overrides fields of config.libsonnet, e.g.
+//   --tla-code config='{selector: "job=\"gsx\", env=\"prod\""}'
+function(config={})
+  local mixin = (import 'mixin.libsonnet') + { _config+:: config };
+  local c = mixin._config;
+  local groups = mixin.prometheusRules.groups + mixin.prometheusAlerts.groups;
+  local yaml(doc) = std.manifestYamlDoc(doc, indent_array_in_object=true, quote_keys=false) + '\n';
+  local generated = |||
+    # Generated from mixin/ by `make mixin`: do not edit by hand. Change
+    # mixin/config.libsonnet (or pass your own config, see the README) and
+    # render again.
+  |||;
+  local thresholds = |||
+    #
+    # Thresholds (mixin/config.libsonnet):
+    #   composite score warning above %(scoreWarning)s, critical above %(scoreCritical)s, for %(scoreFor)s
+    #   pillar score above %(pillarScoreHigh)s for %(pillarScoreFor)s
+    #   composite more than %(rapidRise)s above its low of the past hour, for %(rapidRiseFor)s
+    #   pillar delta_24h above %(pillarSurge)s (the API's units) for %(pillarSurgeFor)s
+    #   data older than %(dataStaleSeconds)ss (summary: %(summaryStaleSeconds)ss) for %(staleFor)s
+    # Selector of every query: %(selector)s
+  ||| % c;
+  {
+    'dashboards/global-stability-overview.json': std.manifestJsonEx(mixin.grafanaDashboards['global-stability-overview.json'], '  ') + '\n',
+    'dashboards/global-stability-pillar.json': std.manifestJsonEx(mixin.grafanaDashboards['global-stability-pillar.json'], '  ') + '\n',
+    'alerts/global_stability.rules.yml': generated + thresholds + yaml({ groups: groups }),
+    'examples/kubernetes/prometheusrule.yaml': generated + |||
+      #
+      # The alerting and recording rules of alerts/global_stability.rules.yml, for
+      # the prometheus-operator. A Prometheus loads only the PrometheusRules its
+      # ruleSelector matches; kube-prometheus-stack's default selects the label
+      # release: <your Helm release name>.
+    ||| + yaml({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: {
+        name: 'global-stability-exporter',
+        labels: {
+          'app.kubernetes.io/name': 'global-stability-exporter',
+          release: 'kube-prometheus-stack',
+        },
+      },
+      spec: { groups: groups },
+    }),
+  }
