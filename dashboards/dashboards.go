@@ -48,9 +48,12 @@ type Panel struct {
 	Datasource  *Datasource
 	Targets     []Target
 	Panels      []Panel
+	Repeat      string
 	FieldConfig struct {
 		Defaults struct {
 			Unit       string
+			Min        *float64
+			Color      struct{ Mode string }
 			Thresholds *struct {
 				Steps []struct {
 					Color string
@@ -81,14 +84,23 @@ func Load() ([]Dashboard, error) {
 		if err != nil {
 			return nil, err
 		}
-		var d Dashboard
-		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		d, err := Parse(name, b)
+		if err != nil {
+			return nil, err
 		}
-		d.File = name
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// Parse reads one dashboard's JSON, named name.
+func Parse(name string, b []byte) (Dashboard, error) {
+	var d Dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("%s: %w", name, err)
+	}
+	d.File = name
+	return d, nil
 }
 
 // Raw returns a dashboard file's bytes.

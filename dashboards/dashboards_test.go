@@ -9,7 +9,11 @@ import (
 
 // currentPanelTypes are Grafana's current visualisations we allow; the
 // deprecated graph panel is not among them.
-var currentPanelTypes = []string{"timeseries", "stat", "gauge", "bargauge", "table", "geomap", "row"}
+var currentPanelTypes = []string{"timeseries", "stat", "gauge", "bargauge", "table", "geomap", "state-timeline", "row"}
+
+// defaultSelector is mixin/config.libsonnet's selector, which the committed
+// dashboards are rendered with.
+const defaultSelector = `job="global_stability"`
 
 func load(t *testing.T) []Dashboard {
 	t.Helper()
@@ -51,10 +55,8 @@ func TestConventions(t *testing.T) {
 			if v, ok := vars["datasource"]; !ok || v.Type != "datasource" || string(v.Query) != `"prometheus"` {
 				t.Errorf("want a datasource variable of type prometheus, got %+v", v)
 			}
-			for _, name := range []string{"job", "instance"} {
-				if v, ok := vars[name]; !ok || v.Type != "query" || !strings.Contains(string(v.Query), "label_values(") {
-					t.Errorf("want a %s variable from label_values(...), got %+v", name, v)
-				}
+			if v, ok := vars["instance"]; !ok || v.Type != "query" || !strings.Contains(string(v.Query), "label_values(global_stability_up{"+strings.ReplaceAll(defaultSelector, `"`, `\"`)+"}") {
+				t.Errorf("want an instance variable from label_values(global_stability_up{<selector>}, instance), got %+v", v)
 			}
 			ids := map[int]bool{}
 			for _, p := range d.AllPanels() {
@@ -78,12 +80,32 @@ func TestConventions(t *testing.T) {
 					if tg.Expr == "" || tg.RefID == "" {
 						t.Errorf("panel %q: target without expr or refId", p.Title)
 					}
-					if !strings.Contains(tg.Expr, `job="$job"`) {
-						t.Errorf("panel %q: %q does not filter on the job variable", p.Title, tg.Expr)
+					if !strings.Contains(tg.Expr, defaultSelector+`, instance=~"$instance"`) {
+						t.Errorf("panel %q: %q does not use the mixin's selector and the instance variable", p.Title, tg.Expr)
 					}
 				}
 			}
 		})
+	}
+}
+
+// TestReadable holds what a person saw go wrong in a real Grafana: series
+// coloured by thresholds (every line the same green), bar gauges whose
+// automatic minimum draws equal values as empty bars.
+func TestReadable(t *testing.T) {
+	for _, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			switch p.Type {
+			case "timeseries":
+				if p.FieldConfig.Defaults.Color.Mode == "thresholds" {
+					t.Errorf("%s / %q: series coloured by thresholds cannot be told apart", d.File, p.Title)
+				}
+			case "bargauge":
+				if m := p.FieldConfig.Defaults.Min; m == nil || *m != 0 {
+					t.Errorf("%s / %q: a bar gauge needs min 0", d.File, p.Title)
+				}
+			}
+		}
 	}
 }
 

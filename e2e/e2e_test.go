@@ -24,9 +24,9 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/dashboards"
+	"github.com/global-stability/global_stability_exporter/mixin"
 )
 
-const job = "global_stability"
 
 // need returns the path of a binary, skipping the test when it is absent,
 // except under CI, which installs it and must never skip.
@@ -129,7 +129,58 @@ func query(t *testing.T, base, expr string) (int, error) {
 	return 1, nil // a scalar or string
 }
 
+// setup is what one run puts under Prometheus: the scrape job and target
+// labels the selector matches, the rules file and the dashboards.
+type setup struct {
+	job        string
+	labels     string // YAML flow map of target labels, "{}" for none
+	selector   string // the mixin's selector: every query and rule must hold it
+	rules      string // path of the rules file
+	dashboards []dashboards.Dashboard
+	unitTests  bool // run the promtool unit tests (written for the default selector)
+}
+
+// TestDashboardsAndRulesOnRealPrometheus runs the committed dashboards and
+// rules, rendered with the mixin's default selector.
 func TestDashboardsAndRulesOnRealPrometheus(t *testing.T) {
+	ds, err := dashboards.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	onRealPrometheus(t, setup{job: "global_stability", labels: "{}", selector: `job="global_stability"`, rules: repoPath(t, "alerts/global_stability.rules.yml"), dashboards: ds, unitTests: true})
+}
+
+// TestMixinWithAnotherSelector renders the mixin with a selector of two
+// labels, neither the default, and scrapes the exporter only under them: a
+// query or rule that ignored the config would find no data and fail.
+func TestMixinWithAnotherSelector(t *testing.T) {
+	need(t, "prometheus")
+	files, err := mixin.Render(`{selector: 'job="gsx", env="prod"'}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(rules, []byte(files["alerts/global_stability.rules.yml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ds []dashboards.Dashboard
+	for path, content := range files {
+		if strings.HasPrefix(path, "dashboards/") {
+			d, err := dashboards.Parse(path, []byte(content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(content, `job=\"global_stability\"`) {
+				t.Errorf("%s: the default selector is still in it", path)
+			}
+			ds = append(ds, d)
+		}
+	}
+	onRealPrometheus(t, setup{job: "gsx", labels: "{env: prod}", selector: `job="gsx", env="prod"`, rules: rules, dashboards: ds})
+}
+
+func onRealPrometheus(t *testing.T, s setup) {
 	prometheus, promtool := need(t, "prometheus"), need(t, "promtool")
 	dir := t.TempDir()
 
@@ -140,7 +191,6 @@ func TestDashboardsAndRulesOnRealPrometheus(t *testing.T) {
 	exporterAddr := freeAddr(t)
 	start(t, exporter, "--demo", "--web.listen-address="+exporterAddr)
 
-	rules := repoPath(t, "alerts/global_stability.rules.yml")
 	config := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(config, fmt.Appendf(nil, `global:
   scrape_interval: 1s
@@ -149,8 +199,8 @@ func TestDashboardsAndRulesOnRealPrometheus(t *testing.T) {
 rule_files: [%q]
 scrape_configs:
   - job_name: %s
-    static_configs: [{targets: [%q]}]
-`, rules, job, exporterAddr), 0o644); err != nil {
+    static_configs: [{targets: [%q], labels: %s}]
+`, s.rules, s.job, exporterAddr, s.labels), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	promAddr := freeAddr(t)
@@ -177,19 +227,19 @@ scrape_configs:
 	}
 
 	instance := exporterAddr
-	ds, err := dashboards.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := s.dashboards
 	checked := 0
 	for _, d := range ds {
 		for _, p := range d.AllPanels() {
 			for _, tg := range p.Targets {
+				if !holdsSelector(tg.Expr, s.selector) {
+					t.Errorf("%s / %q: %s ignores the selector %s", d.File, p.Title, tg.Expr, s.selector)
+				}
 				// The pillar dashboard is checked for every pillar.
 				for _, pillar := range client.Pillars() {
 					// $instance is multi-value: Grafana regex-escapes it, with the
 					// backslashes doubled inside a PromQL string.
-					vars := map[string]string{"job": job, "instance": strings.ReplaceAll(regexp.QuoteMeta(instance), `\`, `\\`), "pillar": string(pillar), "datasource": "prometheus"}
+					vars := map[string]string{"instance": strings.ReplaceAll(regexp.QuoteMeta(instance), `\`, `\\`), "pillar": string(pillar), "indicator": ".+", "datasource": "prometheus"}
 					expr := dashboards.Interpolate(tg.Expr, vars)
 					if strings.Contains(expr, "$") {
 						t.Errorf("%s / %q: unresolved variable in %s", d.File, p.Title, expr)
@@ -221,26 +271,31 @@ scrape_configs:
 	for _, g := range r.Data.Groups {
 		for _, rule := range g.Rules {
 			ruleCount++
+			if !holdsSelector(rule.Query, s.selector) {
+				t.Errorf("rule %s: %s ignores the selector %s", rule.Name, rule.Query, s.selector)
+			}
 			if rule.Health != "ok" || rule.LastError != "" {
 				t.Errorf("rule %s: health %q, error %q", rule.Name, rule.Health, rule.LastError)
 			}
 			if _, err := query(t, base, rule.Query); err != nil {
 				t.Errorf("rule %s: %s does not evaluate: %v", rule.Name, rule.Query, err)
 			}
-			if m := regexp.MustCompile(`^global_stability_score > ([0-9.]+)$`).FindStringSubmatch(rule.Query); m != nil {
+			if m := regexp.MustCompile(`^global_stability_score\{[^}]*\} > ([0-9.]+)$`).FindStringSubmatch(rule.Query); m != nil {
 				thresholds[rule.Name], _ = strconv.ParseFloat(m[1], 64)
 			}
 		}
 	}
-	if ruleCount < 14 {
-		t.Errorf("Prometheus loaded %d rules, want all 14", ruleCount)
+	if ruleCount < 16 {
+		t.Errorf("Prometheus loaded %d rules, want all 16", ruleCount)
 	}
 	checkGaugeMatchesAlerts(t, ds, thresholds)
 
 	// promtool on the rules, their unit tests, the examples and a scrape.
-	promtoolRun(t, promtool, repoPath(t, "alerts"), nil, "check", "rules", "global_stability.rules.yml")
-	promtoolRun(t, promtool, repoPath(t, "alerts"), nil, "test", "rules", "global_stability.rules.test.yml")
-	promtoolRun(t, promtool, repoPath(t, "examples"), nil, "check", "config", "prometheus.yml")
+	promtoolRun(t, promtool, filepath.Dir(s.rules), nil, "check", "rules", filepath.Base(s.rules))
+	if s.unitTests {
+		promtoolRun(t, promtool, repoPath(t, "alerts"), nil, "test", "rules", "global_stability.rules.test.yml")
+		promtoolRun(t, promtool, repoPath(t, "examples"), nil, "check", "config", "prometheus.yml")
+	}
 	resp, err := http.Get("http://" + exporterAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +303,19 @@ scrape_configs:
 	scrape, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	promtoolRun(t, promtool, dir, scrape, "check", "metrics")
+}
+
+// holdsSelector reports whether expr has each matcher of selector as many
+// times as it selects series by name: Prometheus rewrites a rule's matchers
+// in its own order, so they are counted one by one.
+func holdsSelector(expr, selector string) bool {
+	selections := strings.Count(expr, "{") - strings.Count(expr, "{{")
+	for _, m := range strings.Split(selector, ", ") {
+		if strings.Count(expr, m) != selections {
+			return false
+		}
+	}
+	return true
 }
 
 // checkGaugeMatchesAlerts: the composite gauge's colour steps are the

@@ -3,6 +3,7 @@ package mixin_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/global-stability/global_stability_exporter/mixin"
@@ -28,5 +29,48 @@ func TestRenderedFilesAreCurrent(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("%s differs from what mixin/ renders: run make mixin, and edit mixin/, not the rendered file", path)
 		}
+	}
+}
+
+// TestEveryAlertHasARunbook: each alert's runbook_url points at a section
+// of docs/runbooks.md, and that section says what the alert means, how to
+// confirm it, what causes it and what to do.
+func TestEveryAlertHasARunbook(t *testing.T) {
+	alerts, err := mixin.Alerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "runbooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{} // GitHub's anchor of a "## " heading → its text
+	for _, part := range strings.Split("\n"+string(doc), "\n## ")[1:] {
+		heading, body, _ := strings.Cut(part, "\n")
+		sections[strings.ToLower(strings.TrimSpace(heading))] = body
+	}
+	for _, a := range alerts {
+		url := a.Annotations["runbook_url"]
+		base, anchor, ok := strings.Cut(url, "#")
+		if !ok || !strings.HasSuffix(base, "/docs/runbooks.md") || anchor != strings.ToLower(a.Alert) {
+			t.Errorf("%s: runbook_url %q does not point at its section of docs/runbooks.md", a.Alert, url)
+			continue
+		}
+		body, ok := sections[anchor]
+		if !ok {
+			t.Errorf("%s: docs/runbooks.md has no section \"## %s\"", a.Alert, a.Alert)
+			continue
+		}
+		for _, part := range []string{"**Meaning**", "**Confirm**", "**Causes**", "**Do**"} {
+			if !strings.Contains(body, part) {
+				t.Errorf("%s: its runbook section lacks %s", a.Alert, part)
+			}
+		}
+		if a.Annotations["summary"] == "" || a.Annotations["description"] == "" || a.Labels["severity"] == "" {
+			t.Errorf("%s: needs a summary, a description and a severity", a.Alert)
+		}
+	}
+	if len(alerts) < 13 {
+		t.Errorf("%d alerts, want 13", len(alerts))
 	}
 }

@@ -7,6 +7,7 @@ package mixin
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -34,6 +35,29 @@ func Render(config string) (map[string]string, error) {
 		return nil, fmt.Errorf("render the mixin: %w", err)
 	}
 	return files, nil
+}
+
+// Alert is an alerting rule, as the mixin renders it.
+type Alert struct {
+	Alert       string
+	Expr        string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// Alerts returns the alerting rules of the mixin with its default config.
+func Alerts() ([]Alert, error) {
+	vm := jsonnet.MakeVM()
+	vm.Importer(&embedImporter{cache: map[string]jsonnet.Contents{}})
+	out, err := vm.EvaluateAnonymousSnippet("alerts.jsonnet", `[r for g in (import 'mixin.libsonnet').prometheusAlerts.groups for r in g.rules if std.objectHas(r, 'alert')]`)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate the alerts: %w", err)
+	}
+	var alerts []Alert
+	if err := json.Unmarshal([]byte(out), &alerts); err != nil {
+		return nil, fmt.Errorf("read the alerts: %w", err)
+	}
+	return alerts, nil
 }
 
 // embedImporter resolves an import relative to the importing file, as the
