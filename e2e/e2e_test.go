@@ -27,7 +27,6 @@ import (
 	"github.com/global-stability/global_stability_exporter/mixin"
 )
 
-
 // need returns the path of a binary, skipping the test when it is absent,
 // except under CI, which installs it and must never skip.
 func need(t *testing.T, name string) string {
