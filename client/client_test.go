@@ -490,10 +490,16 @@ func TestBodyFormsTheRFCsAllow(t *testing.T) {
 	}()
 	tests := []struct {
 		name, contentType, encoding string
+		status                      int
 		body                        []byte
 		errText                     string
 	}{
 		{name: "bad parameter", contentType: "application/json; charset", body: []byte(okOverview)},
+		// mime.ParseMediaType gives no media type at all for this one.
+		{name: "conflicting parameters", contentType: "application/json; charset=utf-8; charset=latin1", body: []byte(okOverview)},
+		{name: "not JSON", contentType: "text/html; charset=utf-8; charset=latin1", body: []byte(okOverview), errText: "not a JSON response"},
+		{name: "any 2xx", contentType: "application/json", status: 299, body: []byte(okOverview)},
+		{name: "3xx is not 2xx", contentType: "application/json", status: 300, body: []byte(okOverview), errText: "HTTP 300"},
 		{name: "uppercase", contentType: "Application/JSON", body: []byte(okOverview)},
 		{name: "gzip", contentType: "application/json", encoding: "gzip", body: gzipped},
 		{name: "gzip that is not", contentType: "application/json", encoding: "gzip", body: []byte(okOverview), errText: "not gzip"},
@@ -506,6 +512,7 @@ func TestBodyFormsTheRFCsAllow(t *testing.T) {
 				if tt.encoding != "" {
 					w.Header().Set("Content-Encoding", tt.encoding)
 				}
+				w.WriteHeader(cmp.Or(tt.status, http.StatusOK))
 				_, _ = w.Write(tt.body)
 			})
 			o, err := newClient(t, srv.URL).Overview(context.Background())

@@ -1,0 +1,102 @@
+package client
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestScannerBuffersArePooledUnlessGrown: a read buffer of the default size
+// goes back to the pool for the next body (one allocation per body would
+// show in every scrape's allocations); one grown for a huge token does not,
+// or the pool would pin it.
+func TestScannerBuffersArePooledUnlessGrown(t *testing.T) {
+	c, err := New(Config{BaseURL: "http://api.example.com", APIKey: StaticKey("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// reused reports whether a buffer put back is handed out again. A
+	// sync.Pool may drop what it is given (under -race it does at random),
+	// so one reuse in many tries is proof enough.
+	reused := func(size int) bool {
+		for range 50 {
+			s := c.scanner(strings.NewReader(""))
+			if size > 0 {
+				s.buf = make([]byte, size)
+			}
+			first := &s.buf[0]
+			c.putScanner(s)
+			next := c.scanner(strings.NewReader(""))
+			same := &next.buf[0] == first
+			if same {
+				return true
+			}
+		}
+		return false
+	}
+	if !reused(0) {
+		t.Error("a default-size buffer is never reused")
+	}
+	if !reused(scanBufferSize) {
+		t.Error("a buffer of exactly the default size is never reused")
+	}
+	if reused(scanBufferSize + 1) {
+		t.Error("a grown buffer was pooled")
+	}
+}
+
+// chunks reads its parts one Read call each.
+type chunks []string
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(*c) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, (*c)[0])
+	(*c)[0] = (*c)[0][n:]
+	if (*c)[0] == "" {
+		*c = (*c)[1:]
+	}
+	return n, nil
+}
+
+// TestKeyColonAcrossReads: when a key ends exactly where the bytes read so
+// far end, the colon must come from the next read, never from whatever the
+// buffer held past its end (a buffer from the pool holds an old body's
+// bytes). The buffer here is full of colons to make such a mistake visible.
+func TestKeyColonAcrossReads(t *testing.T) {
+	stale := func() []byte { return bytes.Repeat([]byte{':'}, scanBufferSize) }
+	for _, tc := range []struct {
+		parts []string
+		want  float64 // the value of "a"; 0 for a syntax error
+	}{
+		{[]string{`{"a"`, `:7}`}, 7},
+		{[]string{`{"a"`, ` : 7 }`}, 7},
+		{[]string{`{"a"`, `7}`}, 0}, // no colon at all
+		{[]string{`{"a"`, `x:7}`}, 0},
+	} {
+		r := chunks(append([]string(nil), tc.parts...))
+		s := newScanner(&r, stale())
+		var got float64
+		d := &decoder{s: s}
+		err := d.document(func(key []byte) error {
+			v, bad, err := s.numberValue()
+			if bad != "" {
+				return errors.New(bad)
+			}
+			got = v
+			return err
+		})
+		if tc.want == 0 {
+			if err == nil {
+				t.Errorf("%q: decoded a=%v, want a syntax error", tc.parts, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: a=%v, %v; want %v", tc.parts, got, err, tc.want)
+		}
+	}
+}
