@@ -135,7 +135,9 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
     query: { query: query, refId: 'PrometheusVariableQueryEditor-VariableQuery' },
     refresh: 2,
     sort: 1,
-    current: {},
+    // A multi-value variable starts at All: every instance, and a repeated
+    // panel for every indicator.
+    current: if multi then { selected: true, text: ['All'], value: ['$__all'] } else {},
     hide: hide,
     includeAll: multi,
     [if multi then 'allValue']: '.+',
