@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 	"time"
 )
 
@@ -64,6 +65,28 @@ func TestSanitize(t *testing.T) {
 	}
 	if got := sanitize(strings.Repeat("é", 100), 11); got != "ééééé…" {
 		t.Errorf("sanitize cut = %q, want five runes and an ellipsis", got)
+	}
+	if got := sanitize(" \n\tlead", 10); got != "lead" {
+		t.Errorf("sanitize = %q, want no leading space", got)
+	}
+	if got := sanitize("exactly10!", 10); got != "exactly10!" {
+		t.Errorf("sanitize = %q, want a text of exactly max bytes whole", got)
+	}
+}
+
+// TestInternIsBounded: category names are interned (one string per name
+// however many events carry it), up to maxInterned names.
+func TestInternIsBounded(t *testing.T) {
+	d := newEventPages(fuzzSeed)
+	a, b := d.internString([]byte("battles")), d.internString([]byte("battles"))
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("a repeated name was not interned")
+	}
+	for i := range maxInterned + 10 {
+		d.internString([]byte(fmt.Sprint("name", i)))
+	}
+	if len(d.intern) != maxInterned {
+		t.Errorf("%d names interned, want the cap of %d", len(d.intern), maxInterned)
 	}
 }
 

@@ -1,0 +1,66 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/global-stability/global_stability_exporter/client"
+)
+
+// TestAnEventsInvalidReasonNamesARequiredField: an event without an id
+// still counts (the id only deduplicates), so when a required field is
+// missing too, the reason names that field, not the id.
+func TestAnEventsInvalidReasonNamesARequiredField(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"events":[{"lon":1,"category":"battles","escalation":0.5,"occurred_at":"2026-11-22T00:00:00Z"}],"next_cursor":null}`))
+	})
+	events, walk, err := collectEvents(newClient(t, srv.URL))
+	if err != nil || len(events) != 0 {
+		t.Fatalf("%d events, %v; want the one without lat left out", len(events), err)
+	}
+	if !strings.Contains(walk.Invalid.First, "lat: missing") || strings.Contains(walk.Invalid.First, "id") {
+		t.Errorf("reason %q, want one naming the missing lat", walk.Invalid.First)
+	}
+}
+
+// TestScoreScaleIsInclusive: 0 and 100 are on the spec's scale.
+func TestScoreScaleIsInclusive(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"score":100,"trend":"stable","pillars":{"conflict":0,"cyber":100,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`))
+	})
+	o, err := newClient(t, srv.URL).Overview(context.Background())
+	if err != nil || o.Score == nil || *o.Score != 100 || len(o.Pillars) != 4 || o.Invalid.Total() != 0 {
+		t.Errorf("overview %+v, %v; want score 100 and four pillars, none invalid", o, err)
+	}
+}
+
+// TestErrorTexts: what the log shows for each kind of failure.
+func TestErrorTexts(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&client.StatusError{Endpoint: "conflict", StatusCode: 503}, "conflict: HTTP 503 Service Unavailable"},
+		{&client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: 30e9}, "conflict: HTTP 503 Service Unavailable (retry after 30s)"},
+		{&client.StatusError{Endpoint: "conflict", StatusCode: 404, Excerpt: "no such page"}, "conflict: HTTP 404 Not Found: no such page"},
+		{&client.DecodeError{Endpoint: "summaries", Err: errors.New("unexpected end")}, "summaries: decode: unexpected end"},
+		{&client.DecodeError{Endpoint: "summaries", Field: "as_of", Err: errors.New("not a string")}, "summaries: decode: field as_of: not a string"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+	for code, class := range map[int]error{500: client.ErrServer, 599: client.ErrServer, 401: client.ErrAuth, 403: client.ErrAuth, 404: client.ErrNotFound, 429: client.ErrRateLimited} {
+		if err := (&client.StatusError{StatusCode: code}); !errors.Is(err, class) {
+			t.Errorf("HTTP %d is not %v", code, class)
+		}
+	}
+	for _, code := range []int{499, 600, 400} {
+		if err := (&client.StatusError{StatusCode: code}); errors.Is(err, client.ErrServer) || errors.Is(err, client.ErrAuth) {
+			t.Errorf("HTTP %d is classed as a server or authentication error", code)
+		}
+	}
+}
