@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"unsafe"
 	"time"
+	"unsafe"
 )
 
 func TestParseTimestamp(t *testing.T) {
