@@ -64,3 +64,20 @@ func TestErrorTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPageSizeWithoutASize: a page size parameter with no size to send
+// is not sent (an API might read limit=0 as "nothing").
+func TestNoPageSizeWithoutASize(t *testing.T) {
+	var queries []string
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		_, _ = w.Write([]byte(`{"events":[],"next_cursor":null}`))
+	})
+	c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.PageSizeParam, cfg.PageSize = "limit", 0 })
+	if _, _, err := collectEvents(c); err != nil {
+		t.Fatal(err)
+	}
+	if len(queries) != 1 || strings.Contains(queries[0], "limit") {
+		t.Errorf("queries %q, want one without limit", queries)
+	}
+}

@@ -100,3 +100,32 @@ func TestKeyColonAcrossReads(t *testing.T) {
 		}
 	}
 }
+
+// TestEventDecodersArePooledUnlessGrown: as for read buffers, the event
+// decoder (its buffer and interned names) is reused between walks unless a
+// page made its buffer grow.
+func TestEventDecodersArePooledUnlessGrown(t *testing.T) {
+	c, err := New(Config{BaseURL: "http://api.example.com", APIKey: StaticKey("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := func(bufSize int) bool {
+		for range 50 {
+			d := c.eventPages.Get().(*eventPages)
+			d.buf = make([]byte, bufSize)
+			c.putEventPages(d)
+			next := c.eventPages.Get().(*eventPages)
+			c.putEventPages(next)
+			if next == d {
+				return true
+			}
+		}
+		return false
+	}
+	if !reused(scanBufferSize) {
+		t.Error("an event decoder with a buffer of the usual size is never reused")
+	}
+	if reused(scanBufferSize + 1) {
+		t.Error("an event decoder with a grown buffer was pooled")
+	}
+}
