@@ -81,3 +81,25 @@ func TestNoPageSizeWithoutASize(t *testing.T) {
 		t.Errorf("queries %q, want one without limit", queries)
 	}
 }
+
+// TestRedirectCount: up to maxRedirects (5) same-origin redirects are
+// followed, as the README says; one more fails the request.
+func TestRedirectCount(t *testing.T) {
+	for _, tc := range []struct {
+		redirects int
+		ok        bool
+	}{{1, true}, {5, true}, {6, false}} {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			n := len(r.URL.Query().Get("hop"))
+			if n < tc.redirects {
+				http.Redirect(w, r, r.URL.Path+"?hop="+strings.Repeat("x", n+1), http.StatusFound)
+				return
+			}
+			_, _ = w.Write([]byte(okOverview))
+		})
+		_, err := newClient(t, srv.URL).Overview(context.Background())
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, client.ErrRedirectRefused)) {
+			t.Errorf("%d redirects: err = %v, want success %v", tc.redirects, err, tc.ok)
+		}
+	}
+}

@@ -48,3 +48,22 @@ func TestKeyringRedactsRecentKeys(t *testing.T) {
 		t.Errorf("keyring holds %d keys, want at most %d", len(k.keys), keyringSize)
 	}
 }
+
+// TestKeyringRemembersTheLastFourDistinctKeys: a key used again moves to
+// the front without crowding out another; four distinct keys are kept.
+func TestKeyringRemembersTheLastFourDistinctKeys(t *testing.T) {
+	var k keyring
+	keys := []string{"key-one-11111111", "key-two-22222222", "key-three-3333333", "key-four-44444444"}
+	for _, key := range keys {
+		k.remember(key)
+	}
+	k.remember(keys[1]) // rotated back
+	text := strings.Join(keys, " ")
+	if got := k.redact(text); strings.Contains(got, "key-") {
+		t.Errorf("redact(%q) = %q: a remembered key is left", text, got)
+	}
+	k.remember("key-five-55555555")
+	if got := k.redact(keys[0]); got != keys[0] {
+		t.Errorf("the oldest of five keys is still remembered: %q", got)
+	}
+}

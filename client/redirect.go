@@ -25,7 +25,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if !sameOrigin(req.URL, c.base) {
 		return fmt.Errorf("%w: the API redirected to %s, which is not the origin of the base URL (%s); the API key goes nowhere else", ErrRedirectRefused, withoutQuery(req.URL), origin(c.base))
 	}
-	if len(via) >= maxRedirects {
+	if len(via) > maxRedirects {
 		return fmt.Errorf("%w: more than %d redirects (a loop?), the last to %s", ErrRedirectRefused, maxRedirects, withoutQuery(req.URL))
 	}
 	return nil
