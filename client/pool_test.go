@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -127,5 +128,33 @@ func TestEventDecodersArePooledUnlessGrown(t *testing.T) {
 	}
 	if reused(scanBufferSize + 1) {
 		t.Error("an event decoder with a grown buffer was pooled")
+	}
+}
+
+// TestWhitespaceAnywhere: JSON's four whitespace bytes may stand between
+// any two tokens; a pretty-printed body decodes as the compact one does,
+// read whole or a byte at a time.
+func TestWhitespaceAnywhere(t *testing.T) {
+	compact := `{"score":40,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`
+	pretty := " \t\r\n{ \"score\" :\n\t40 ,\r\n \"trend\": \"stable\" , \"pillars\" : {\n  \"conflict\" : 1 ,\n  \"cyber\":2, \"supply_chain\" :3 ,\"macro\" : 4\n } ,\n \"as_of\" : \"2026-11-22T00:00:00Z\"\n}\n\t "
+	for _, body := range []string{compact, pretty} {
+		for name, r := range readers([]byte(body)) {
+			o, err := testDecoder(r()).overview()
+			if err != nil || o.Score == nil || *o.Score != 40 || len(o.Pillars) != 4 || o.Pillars[PillarMacro] != 4 || o.AsOf == nil || o.Invalid.Total() != 0 {
+				t.Errorf("%s, %q: %+v, %v", name, body, o, err)
+			}
+		}
+	}
+}
+
+// TestSyntaxErrorsNameTheirByte: the offset in the error counts every byte
+// read before, across refills of the buffer.
+func TestSyntaxErrorsNameTheirByte(t *testing.T) {
+	body := `{"score":` + strings.Repeat(" ", 3*scanBufferSize) + `}`
+	for name, r := range readers([]byte(body)) {
+		_, err := testDecoder(r()).overview()
+		if want := fmt.Sprintf("at byte %d", len(body)-1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want one %s", name, err, want)
+		}
 	}
 }

@@ -46,7 +46,8 @@ type syntaxError struct {
 	offset int64
 }
 
-func (e *syntaxError) Error() string { return e.msg }
+// Error names the offset, so that a user can find the spot in a saved body.
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.msg, e.offset) }
 
 func (s *scanner) syntax(format string, args ...any) error {
 	return &syntaxError{msg: fmt.Sprintf(format, args...), offset: s.offset + int64(s.pos)}
