@@ -97,7 +97,26 @@ var fuzzNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 var fuzzSeed = maphash.MakeSeed()
 
 func testDecoder(r io.Reader) *decoder {
-	return &decoder{s: newScanner(r, nil), now: fuzzNow, maxName: DefaultMaxNameBytes}
+	return &decoder{s: newScanner(r, staleBuffer(r)), now: fuzzNow, maxName: DefaultMaxNameBytes}
+}
+
+// staleReader marks a reader whose decoder gets a buffer full of one byte,
+// as a pooled buffer is full of an old body's bytes: read a byte at a time,
+// the byte past the end of what was read is always that one, so a decoder
+// that looked past the end (for a colon, a quote, a comma, a closing
+// bracket) would find it there and go wrong.
+type staleReader struct {
+	io.Reader
+	stale byte
+}
+
+// staleBuffer is the buffer a decoder of r starts with: nil (a fresh one)
+// unless r is a staleReader.
+func staleBuffer(r io.Reader) []byte {
+	if s, ok := r.(*staleReader); ok {
+		return bytes.Repeat([]byte{s.stale}, scanBufferSize)
+	}
+	return nil
 }
 
 var fuzzRules = refRules{now: fuzzNow, maxName: DefaultMaxNameBytes, seed: fuzzSeed}
@@ -105,10 +124,16 @@ var fuzzRules = refRules{now: fuzzNow, maxName: DefaultMaxNameBytes, seed: fuzzS
 // readers gives the same body whole and a byte at a time: the second takes
 // every refill path of the scanner.
 func readers(body []byte) map[string]func() io.Reader {
-	return map[string]func() io.Reader{
+	rs := map[string]func() io.Reader{
 		"at once":      func() io.Reader { return bytes.NewReader(body) },
 		"byte by byte": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(body)) },
 	}
+	for _, stale := range []byte(`":,}]\`) {
+		rs[fmt.Sprintf("byte by byte over stale %q", stale)] = func() io.Reader {
+			return &staleReader{iotest.OneByteReader(bytes.NewReader(body)), stale}
+		}
+	}
+	return rs
 }
 
 // show renders decoded values for comparison, pointers followed.
@@ -270,6 +295,7 @@ func FuzzDecodeEventPage(f *testing.F) {
 
 func decodeEventsShown(r io.Reader) (string, error) {
 	d := newEventPages(fuzzSeed)
+	d.buf = staleBuffer(r)
 	var events []eventWithID
 	cursor, err := d.decode(r, 1, fuzzNow, DefaultMaxNameBytes, func(ev eventWithID) { events = append(events, ev) })
 	return show(cursor, events, d.inv), err
@@ -296,7 +322,7 @@ func TestStringEscapes(t *testing.T) {
 	tests := map[string]string{
 		`"a\"b"`: `a"b`, `"a\\b"`: `a\b`, `"a\/b"`: "a/b", `"\b\f\n\r\t"`: "\b\f\n\r\t",
 		`"\u0041\u00e9"`: "Aé", `"\uD83D\uDE00"`: "😀", `"\uD83Dx"`: "\uFFFDx", `"\uDE00"`: "\uFFFD",
-		`"\uD83D\u0041"`: "\uFFFDA", "\"\xff\"": "\uFFFD", `"指标"`: "指标",
+		`"\uD83D\u0041"`: "\uFFFDA", "\"\xff\"": "\uFFFD", "\"\x80\"": "\uFFFD", "\"a\x7f\"": "a\x7f", `"指标"`: "指标",
 	}
 	for in, want := range tests {
 		for how, r := range readers([]byte(in)) {

@@ -158,3 +158,36 @@ func TestSyntaxErrorsNameTheirByte(t *testing.T) {
 		}
 	}
 }
+
+// TestNameLimitIsExact: a name of exactly the limit is kept and one byte
+// more is invalid, whether the string takes the fast path (plain ASCII) or
+// the slow one (an escape, multi-byte UTF-8).
+func TestNameLimitIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		json  string // the trend's JSON string
+		valid bool
+	}{
+		{"plain, at the limit", `"` + strings.Repeat("a", DefaultMaxNameBytes) + `"`, true},
+		{"plain, one over", `"` + strings.Repeat("a", DefaultMaxNameBytes+1) + `"`, false},
+		{"escaped, at the limit", `"\u0041` + strings.Repeat("a", DefaultMaxNameBytes-1) + `"`, true},
+		{"escaped, one over", `"\u0041` + strings.Repeat("a", DefaultMaxNameBytes) + `"`, false},
+		{"two-byte runes, at the limit", `"` + strings.Repeat("é", DefaultMaxNameBytes/2) + `"`, true},
+		{"two-byte runes, one over", `"` + strings.Repeat("é", DefaultMaxNameBytes/2) + `a"`, false},
+		{"empty", `""`, false},
+	} {
+		body := `{"score":40,"trend":` + tc.json + `,"pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`
+		for how, r := range readers([]byte(body)) {
+			o, err := testDecoder(r()).overview()
+			if err != nil {
+				t.Fatalf("%s, %s: %v", tc.name, how, err)
+			}
+			if got := o.Trend != nil; got != tc.valid || (tc.valid && len(*o.Trend) > DefaultMaxNameBytes) {
+				t.Errorf("%s, %s: trend kept %v, want %v", tc.name, how, got, tc.valid)
+			}
+			if tc.valid == (o.Invalid.Counts["trend"] == 1) {
+				t.Errorf("%s, %s: invalid counts %v", tc.name, how, o.Invalid.Counts)
+			}
+		}
+	}
+}
