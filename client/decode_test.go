@@ -133,8 +133,22 @@ func readers(body []byte) map[string]func() io.Reader {
 			return &staleReader{iotest.OneByteReader(bytes.NewReader(body)), stale}
 		}
 	}
+	// Three bytes a read: a refill moves the token being read to the
+	// buffer's start, so a byte at a time a token always starts at 0; in
+	// threes, tokens start anywhere, and cross the end of what was read.
+	rs["three bytes a read over stale 'n'"] = func() io.Reader {
+		return &staleReader{&shortReads{r: bytes.NewReader(body), n: 3}, 'n'}
+	}
 	return rs
 }
+
+// shortReads returns at most n bytes per Read.
+type shortReads struct {
+	r io.Reader
+	n int
+}
+
+func (s *shortReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.n)]) }
 
 // show renders decoded values for comparison, pointers followed.
 func show(vs ...any) string {

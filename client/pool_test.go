@@ -191,3 +191,66 @@ func TestNameLimitIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestNestingLimitIsExact: a skipped value may nest maxDepth levels of
+// arrays or objects; one level more is refused before it can exhaust the
+// stack.
+func TestNestingLimitIsExact(t *testing.T) {
+	accepted := func(levels int, open, inner, close string) bool {
+		body := `{"ignored":` + strings.Repeat(open, levels) + inner + strings.Repeat(close, levels) + `,"score":40}`
+		_, err := testDecoder(strings.NewReader(body)).overview()
+		return err == nil
+	}
+	for _, b := range [][3]string{{"[", "", "]"}, {`{"k":`, "0", "}"}, {"[", "0", "]"}} {
+		if !accepted(maxDepth, b[0], b[1], b[2]) {
+			t.Errorf("%s%s nested %d deep refused", b[0], b[1], maxDepth)
+		}
+		if accepted(maxDepth+1, b[0], b[1], b[2]) {
+			t.Errorf("%s%s nested %d deep accepted", b[0], b[1], maxDepth+1)
+		}
+	}
+}
+
+// TestNumberLengthLimitIsExact: a number's text of maxNumberBytes is read
+// as a number; one byte more is invalid (too long to keep), read whole, a
+// byte at a time or over a stale buffer.
+func TestNumberLengthLimitIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		valid bool
+	}{
+		{"0." + strings.Repeat("0", maxNumberBytes-3) + "1", true},
+		{"0." + strings.Repeat("0", maxNumberBytes-2) + "1", false},
+		{"4" + strings.Repeat("0", 0) + "e" + strings.Repeat("0", maxNumberBytes-3) + "1", true},
+	} {
+		body := `{"score":` + tc.text + `,"trend":"stable"}`
+		for how, r := range readers([]byte(body)) {
+			o, err := testDecoder(r()).overview()
+			if err != nil {
+				t.Fatalf("%d bytes, %s: %v", len(tc.text), how, err)
+			}
+			if (o.Score != nil) != tc.valid || (o.Trend == nil) {
+				t.Errorf("%d bytes, %s: score kept %v, want %v (trend %v)", len(tc.text), how, o.Score != nil, tc.valid, o.Trend)
+			}
+		}
+	}
+}
+
+// TestLiteralsAcrossReads: true, false and null are read whole even when
+// they arrive a byte at a time over a stale buffer.
+func TestLiteralsAcrossReads(t *testing.T) {
+	body := `{"score":null,"trend":true,"extra":[false,null,true],"pillars":{"conflict":false,"cyber":2,"supply_chain":3,"macro":4},"as_of":null}`
+	for how, r := range readers([]byte(body)) {
+		o, err := testDecoder(r()).overview()
+		if err != nil || o.Score != nil || o.Trend != nil || len(o.Pillars) != 3 || o.Invalid.Total() != 4 {
+			t.Errorf("%s: %+v, %v; want score, trend, conflict and as_of invalid, three pillars", how, o, err)
+		}
+	}
+	for _, bad := range []string{`{"score":nul}`, `{"score":tru}`, `{"score":fals}`, `{"score":nulll}`, `{"score":n`} {
+		for how, r := range readers([]byte(bad)) {
+			if _, err := testDecoder(r()).overview(); err == nil {
+				t.Errorf("%s: %q decoded", how, bad)
+			}
+		}
+	}
+}

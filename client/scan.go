@@ -25,7 +25,9 @@ type scanner struct {
 	keyBuf  []byte // the last object key
 }
 
-// maxDepth bounds nesting in skipped values, as encoding/json does.
+// maxDepth bounds nesting in skipped values (levels of arrays and objects),
+// as encoding/json bounds a whole document's, so that no body can exhaust
+// the stack.
 const maxDepth = 10000
 
 // scanBufferSize is the read buffer's size. Tokens are read in a
@@ -499,12 +501,14 @@ func (s *scanner) literal() error {
 
 // skip consumes any one value.
 func (s *scanner) skip(depth int) error {
-	if depth > maxDepth {
-		return s.syntax("exceeded max depth")
-	}
 	c, err := s.next()
 	if err != nil {
 		return err
+	}
+	// depth counts the arrays and objects around this value: it may open
+	// one more only below maxDepth.
+	if (c == '{' || c == '[') && depth >= maxDepth {
+		return s.syntax("exceeded max depth")
 	}
 	switch c {
 	case '"':
