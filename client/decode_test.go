@@ -49,7 +49,7 @@ func TestParseTimestamp(t *testing.T) {
 			t.Errorf("parseTimestampBytes(%q) = %v, %v; want %v", tt.in, fast, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"", "yesterday", "2026-11-22", "22/11/2026 04:30", "2026-13-01T00:00:00Z", "1700000000", "2026-11-22T04:30:61Z", "2026-11-22x04:30:00Z"} {
+	for _, bad := range []string{"", "yesterday", "2026-11-22", "22/11/2026 04:30", "2026-13-01T00:00:00Z", "1700000000", "2026-11-22T04:30:61Z", "2026-11-22x04:30:00Z", "2026-11-22T04:30:6", "2026-11-22T04:30:"} {
 		if _, err := ParseTimestamp(bad); err == nil {
 			t.Errorf("ParseTimestamp(%q) succeeded, want an error", bad)
 		} else if bad != "" && strings.Contains(err.Error(), bad) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -252,5 +254,46 @@ func TestLiteralsAcrossReads(t *testing.T) {
 				t.Errorf("%s: %q decoded", how, bad)
 			}
 		}
+	}
+}
+
+// TestShortDecimalTakesTheUsualNumbers: the fast path for plain decimals
+// must take the numbers the API sends itself, land on the same float64 as
+// strconv.ParseFloat, and stop right after the number; exponents, more
+// than 19 digits, mantissas from 2^52 and malformed numbers it leaves to
+// the slow path. Its fallback would hide a fast path that gives up.
+func TestShortDecimalTakesTheUsualNumbers(t *testing.T) {
+	take := []string{"0", "-0", "7", "-7", "40", "100", "0.5", "-0.25", "48.8566", "-122.4194", "0.000001",
+		"12345678.9", "4503599627370495", "450359962737049.5", "0.4503599627370495", "-4503599627370495",
+		"999999999999999", "3.14159265358979", "0.000000000000000001"}
+	decline := []string{"1e5", "1E5", "1.5e-3", "4503599627370496", "45035996273704.96", "12345678901234567890",
+		"0.12345678901234567890", "1234567890123456.7", "0.0000000000000000001", "1.", "-", "-.5", ".5", "x"}
+	for _, text := range take {
+		s := newScanner(strings.NewReader(""), nil)
+		s.end = copy(s.buf, text+",")
+		v, ok := s.shortDecimal()
+		want, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || v != want || math.Signbit(v) != math.Signbit(want) || s.pos != len(text) {
+			t.Errorf("shortDecimal(%q) = %v, %v, pos %d; want %v, true, pos %d", text, v, ok, s.pos, want, len(text))
+		}
+	}
+	for _, text := range decline {
+		s := newScanner(strings.NewReader(""), nil)
+		s.end = copy(s.buf, text+",")
+		if v, ok := s.shortDecimal(); ok {
+			t.Errorf("shortDecimal(%q) = %v, ok; want it left to the slow path", text, v)
+		}
+		if s.pos != 0 {
+			t.Errorf("shortDecimal(%q) declined but moved to %d", text, s.pos)
+		}
+	}
+	// A number cut by the end of what was read may go on: not taken.
+	s := newScanner(strings.NewReader(""), nil)
+	s.end = copy(s.buf, "12")
+	if _, ok := s.shortDecimal(); ok {
+		t.Error("a number at the end of the buffer was taken before its end was seen")
 	}
 }
