@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/global-stability/global_stability_exporter/client"
 )
@@ -100,6 +101,26 @@ func TestRedirectCount(t *testing.T) {
 		_, err := newClient(t, srv.URL).Overview(context.Background())
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, client.ErrRedirectRefused)) {
 			t.Errorf("%d redirects: err = %v, want success %v", tc.redirects, err, tc.ok)
+		}
+	}
+}
+
+// TestBodyLimitIsExact: a body of exactly the limit is read; one byte more
+// fails the endpoint as too large.
+func TestBodyLimitIsExact(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(okOverview)) })
+	for _, tc := range []struct {
+		limit int64
+		ok    bool
+	}{{int64(len(okOverview)), true}, {int64(len(okOverview)) + 1, true}, {int64(len(okOverview)) - 1, false}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		o, err := newClient(t, srv.URL, func(c *client.Config) { c.MaxDocumentBytes = tc.limit }).Overview(ctx)
+		cancel()
+		if tc.ok && (err != nil || o.Score == nil) {
+			t.Errorf("limit %d for %d bytes: %v", tc.limit, len(okOverview), err)
+		}
+		if !tc.ok && !errors.Is(err, client.ErrBodyTooLarge) {
+			t.Errorf("limit %d for %d bytes: err = %v, want ErrBodyTooLarge", tc.limit, len(okOverview), err)
 		}
 	}
 }

@@ -40,6 +40,12 @@ func TestFileKeyFollowsRotation(t *testing.T) {
 	want(key, "key-aaaa-1111")
 	want(key, "key-aaaa-1111")
 
+	// An unchanged file costs a stat, not a read: rewritten in place with
+	// its size and modification time kept, it still gives the key read
+	// before (no rotation tool does this; it shows the file is not re-read).
+	write("  key-zzzz-9999\n", t0)
+	want(key, "key-aaaa-1111")
+
 	// Same size, new modification time: rotated in place.
 	write("  key-bbbb-2222\n", t0.Add(time.Second))
 	want(key, "key-bbbb-2222")
