@@ -37,6 +37,9 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 
 	l.report(outage(60 * time.Second))
 	got := lines()
+	if len(got) != 1 || strings.Contains(got[0], "hint=") || strings.Contains(got[0], "not_logged") {
+		t.Errorf("a 503 needs no configuration hint, and nothing was left out yet: %q", got)
+	}
 	if len(got) != 1 || !strings.Contains(got[0], `failed_endpoints=conflict,briefings `) ||
 		!strings.Contains(got[0], "conflict: HTTP 503") || !strings.Contains(got[0], "briefings: not requested") {
 		t.Fatalf("first failure: want one line naming both endpoints and why, got %q", got)
@@ -71,6 +74,18 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 	l.report([]failure{{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
 	if got := lines(); len(got) != 1 {
 		t.Errorf("the old failure after a recovery: want it logged, got %q", got)
+	}
+	// Scraped less often than failureRepeat: each scrape's line, with
+	// nothing said about scrapes left out, since none were.
+	now = now.Add(failureRepeat + time.Second)
+	l.report([]failure{{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+	if got := lines(); len(got) != 1 || strings.Contains(got[0], "not_logged") {
+		t.Errorf("a slow scrape's repeat: want one line without a count, got %q", got)
+	}
+	// A refused key: the line carries the hint.
+	l.report([]failure{{"summaries", &client.StatusError{Endpoint: "summaries", StatusCode: 401}}})
+	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "hint=") {
+		t.Errorf("a 401: want the hint in the line, got %q", got)
 	}
 }
 

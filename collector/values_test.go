@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/global-stability/global_stability_exporter/collector"
@@ -206,5 +207,49 @@ func TestBusiestLabelSetsAreKept(t *testing.T) {
 	}
 	if s[`global_stability_label_values_dropped{metric="global_stability_conflict_events_by_cell"}`] != 2 {
 		t.Errorf("cells dropped = %v, want 2", s[`global_stability_label_values_dropped{metric="global_stability_conflict_events_by_cell"}`])
+	}
+}
+
+// TestLastingConditionsAreLoggedWhenTheyStartAndEnd: invalid values and a
+// label cap each log one warning when they start, nothing while they last,
+// and one info line when they end.
+func TestLastingConditionsAreLoggedWhenTheyStartAndEnd(t *testing.T) {
+	var flood []string
+	for i := range 20 {
+		flood = append(flood, fmt.Sprintf(`{"key":"k%d","value":%d}`, i, i))
+	}
+	bad := healthyBodies(okDrilldown, `{"score":"x","trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`)
+	bad["global-stability/pillar/cyber"] = `{"pillar":"cyber","delta_24h":1,"indicators":[` + strings.Join(flood, ",") + `],"as_of":"2026-11-22T00:00:00Z"}`
+	good := healthyBodies(okDrilldown, okOverview)
+	var mu sync.Mutex
+	bodies := bad
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := bodies
+		mu.Unlock()
+		fakeAPI(b).ServeHTTP(w, r)
+	})
+	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.MaxLabelValues = 10 })
+	lines := func() []string {
+		return strings.Split(strings.TrimSpace(e.logs.String()), "\n")
+	}
+	e.scrape(t, "")
+	e.scrape(t, "")
+	if got := lines(); len(got) != 2 || !strings.Contains(got[0]+got[1], "invalid values") || !strings.Contains(got[0]+got[1], "series left out") || strings.Count(got[0]+got[1], "level=warn") != 2 {
+		t.Fatalf("two scrapes with both conditions: want two warnings, got %q", got)
+	}
+	mu.Lock()
+	bodies = good
+	mu.Unlock()
+	e.scrape(t, "")
+	e.scrape(t, "")
+	got := lines()
+	if len(got) != 4 {
+		t.Fatalf("after both ended: want two more lines, got %q", got)
+	}
+	for _, line := range got[2:] {
+		if !strings.Contains(line, "level=info") || !(strings.Contains(line, "valid again") || strings.Contains(line, "no series left out")) {
+			t.Errorf("an end is news at info: %q", line)
+		}
 	}
 }
