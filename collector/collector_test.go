@@ -331,6 +331,10 @@ func TestScrapeTimeout(t *testing.T) {
 		{h("+Inf"), 10 * time.Second},
 		{h("1e12"), 10 * time.Second},
 		{h("0.001"), time.Millisecond},
+		{h("0"), 10 * time.Second},                        // not above 0
+		{h("0.5"), 500 * time.Millisecond},                // exactly the offset: nothing would be left
+		{h("86400"), 24*time.Hour - 500*time.Millisecond}, // a day, the most taken
+		{h("86400.5"), 10 * time.Second},
 	}
 	for _, tt := range tests {
 		if got := collector.ScrapeTimeout(tt.header, 10*time.Second, 500*time.Millisecond); got != tt.want {

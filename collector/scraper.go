@@ -277,9 +277,6 @@ func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
 			if r.err == nil {
 				s.noteData(t.endpoint, r.data)
 			}
-			if r.err != nil && cctx.Err() != nil {
-				r.err = fmt.Errorf("%w (collection stopped: %w)", r.err, context.Cause(cctx))
-			}
 			if d, ok := client.RetryAfter(r.err); ok {
 				s.backoffMu.Lock()
 				s.backoff[t.endpoint] = time.Now().Add(d)

@@ -253,3 +253,28 @@ func TestLastingConditionsAreLoggedWhenTheyStartAndEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestCategoriesAreTrackedUpToTenTimesTheCap: with a cap of 1, the first
+// ten distinct names are counted per name; an eleventh, however busy, is
+// counted in the total only (tracking every name a hostile page invents
+// would cost unbounded memory).
+func TestCategoriesAreTrackedUpToTenTimesTheCap(t *testing.T) {
+	var events []string
+	for i := range 10 {
+		events = append(events, conflictEvent(fmt.Sprintf("evt_%d", i), 10, 10, fmt.Sprintf("early_%d", i), 0.5))
+	}
+	for i := range 5 {
+		events = append(events, conflictEvent(fmt.Sprintf("late_%d", i), 10, 10, "late_but_busy", 0.5))
+	}
+	bodies := healthyBodies(okDrilldown, okOverview)
+	bodies["conflict"] = `{"events":[` + strings.Join(events, ",") + `],"next_cursor":null}`
+	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.MaxLabelValues = 1 })
+	_, body := e.scrape(t, "")
+	s := series(t, body)
+	if _, ok := s[`global_stability_conflict_events_by_category{category="late_but_busy"}`]; ok {
+		t.Error("an eleventh name was tracked past ten times the cap")
+	}
+	if n := countPrefix(s, "global_stability_conflict_events_by_category{"); n != 1 || s["global_stability_conflict_events"] != 15 {
+		t.Errorf("%d categories, %v events; want 1 and all 15 counted", n, s["global_stability_conflict_events"])
+	}
+}
