@@ -248,7 +248,8 @@ func TestLastingConditionsAreLoggedWhenTheyStartAndEnd(t *testing.T) {
 		t.Fatalf("after both ended: want two more lines, got %q", got)
 	}
 	for _, line := range got[2:] {
-		if !strings.Contains(line, "level=info") || !(strings.Contains(line, "valid again") || strings.Contains(line, "no series left out")) {
+		ended := strings.Contains(line, "valid again") || strings.Contains(line, "no series left out")
+		if !strings.Contains(line, "level=info") || !ended {
 			t.Errorf("an end is news at info: %q", line)
 		}
 	}
