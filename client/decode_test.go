@@ -69,8 +69,10 @@ func TestSanitize(t *testing.T) {
 	if got := sanitize(" \n\tlead", 10); got != "lead" {
 		t.Errorf("sanitize = %q, want no leading space", got)
 	}
-	if got := sanitize("exactly10!", 10); got != "exactly10!" {
-		t.Errorf("sanitize = %q, want a text of exactly max bytes whole", got)
+	for _, in := range []string{"exactly10!", " exactly10!", "\n\texactly10!"} {
+		if got := sanitize(in, 10); got != "exactly10!" {
+			t.Errorf("sanitize(%q) = %q, want a text of exactly max bytes whole, leading space not counted", in, got)
+		}
 	}
 }
 

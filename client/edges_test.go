@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -108,7 +109,22 @@ func TestRedirectCount(t *testing.T) {
 // TestBodyLimitIsExact: a body of exactly the limit is read; one byte more
 // fails the endpoint as too large.
 func TestBodyLimitIsExact(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(okOverview)) })
+	t.Run("with Content-Length", func(t *testing.T) {
+		bodyLimitCases(t, serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(okOverview)) }))
+	})
+	// Chunked, the end of the body is a read of its own, after the last
+	// byte: the limit is reached with nothing more to read.
+	t.Run("chunked", func(t *testing.T) {
+		bodyLimitCases(t, serve(t, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write([]byte(okOverview))
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond) // the body's end comes later
+		}))
+	})
+}
+
+func bodyLimitCases(t *testing.T, srv *httptest.Server) {
+	t.Helper()
 	for _, tc := range []struct {
 		limit int64
 		ok    bool
@@ -121,6 +137,18 @@ func TestBodyLimitIsExact(t *testing.T) {
 		}
 		if !tc.ok && !errors.Is(err, client.ErrBodyTooLarge) {
 			t.Errorf("limit %d for %d bytes: err = %v, want ErrBodyTooLarge", tc.limit, len(okOverview), err)
+		}
+	}
+}
+
+// TestABodyThatIsNotAnObject says what it is instead, for every kind of
+// JSON value.
+func TestABodyThatIsNotAnObject(t *testing.T) {
+	for body, kind := range map[string]string{"0": "number", "9": "number", "-1": "number", `"x"`: "string", "[]": "array", "true": "bool", "null": "null"} {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) })
+		_, err := newClient(t, srv.URL).Overview(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "got JSON "+kind+" where an object is due") {
+			t.Errorf("body %s: err = %v, want one naming a %s", body, err, kind)
 		}
 	}
 }
