@@ -268,26 +268,33 @@ func TestShortDecimalTakesTheUsualNumbers(t *testing.T) {
 		"999999999999999", "3.14159265358979", "0.000000000000000001"}
 	decline := []string{"1e5", "1E5", "1.5e-3", "4503599627370496", "45035996273704.96", "12345678901234567890",
 		"0.12345678901234567890", "1234567890123456.7", "0.0000000000000000001", "1.", "-", "-.5", ".5", "x"}
-	for _, text := range take {
+	// at puts text at offset from in the buffer, as a number anywhere in a body.
+	at := func(text string, from int) *scanner {
 		s := newScanner(strings.NewReader(""), nil)
-		s.end = copy(s.buf, text+",")
-		v, ok := s.shortDecimal()
-		want, err := strconv.ParseFloat(text, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok || v != want || math.Signbit(v) != math.Signbit(want) || s.pos != len(text) {
-			t.Errorf("shortDecimal(%q) = %v, %v, pos %d; want %v, true, pos %d", text, v, ok, s.pos, want, len(text))
-		}
+		s.end = copy(s.buf[from:], text+",") + from
+		s.pos = from
+		return s
 	}
-	for _, text := range decline {
-		s := newScanner(strings.NewReader(""), nil)
-		s.end = copy(s.buf, text+",")
-		if v, ok := s.shortDecimal(); ok {
-			t.Errorf("shortDecimal(%q) = %v, ok; want it left to the slow path", text, v)
+	for _, from := range []int{0, 7, 1000} {
+		for _, text := range take {
+			s := at(text, from)
+			v, ok := s.shortDecimal()
+			want, err := strconv.ParseFloat(text, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok || v != want || math.Signbit(v) != math.Signbit(want) || s.pos != from+len(text) {
+				t.Errorf("shortDecimal(%q at %d) = %v, %v, pos %d; want %v, true, pos %d", text, from, v, ok, s.pos, want, from+len(text))
+			}
 		}
-		if s.pos != 0 {
-			t.Errorf("shortDecimal(%q) declined but moved to %d", text, s.pos)
+		for _, text := range decline {
+			s := at(text, from)
+			if v, ok := s.shortDecimal(); ok {
+				t.Errorf("shortDecimal(%q at %d) = %v, ok; want it left to the slow path", text, from, v)
+			}
+			if s.pos != from {
+				t.Errorf("shortDecimal(%q at %d) declined but moved to %d", text, from, s.pos)
+			}
 		}
 	}
 	// A number cut by the end of what was read may go on: not taken.
@@ -295,5 +302,23 @@ func TestShortDecimalTakesTheUsualNumbers(t *testing.T) {
 	s.end = copy(s.buf, "12")
 	if _, ok := s.shortDecimal(); ok {
 		t.Error("a number at the end of the buffer was taken before its end was seen")
+	}
+}
+
+// TestNumbersAcrossTheBufferEnd: a number that starts near the end of a
+// full buffer and goes on in the next read is read whole and valid, far
+// from the buffer's start.
+func TestNumbersAcrossTheBufferEnd(t *testing.T) {
+	for _, num := range []string{"40.5", "12345678901234567890", "1.5e1", "-0.000123"} {
+		for shift := range len(num) + 1 {
+			pad := scanBufferSize - len(`{"score":`) - shift
+			body := `{"score":` + strings.Repeat(" ", pad) + num + `,"trend":"stable"}`
+			o, err := testDecoder(strings.NewReader(body)).overview()
+			want, _ := strconv.ParseFloat(num, 64)
+			valid := want >= 0 && want <= 100
+			if err != nil || (o.Score != nil) != valid || (valid && *o.Score != want) {
+				t.Errorf("%s crossing the buffer's end by %d: %+v, %v", num, shift, o.Score, err)
+			}
+		}
 	}
 }
