@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -106,8 +105,6 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		}
 		level.Warn(logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "collectors", f.collectors())
 		baseURL, apiKey = url, client.StaticKey(key)
-	case baseURL == "":
-		return nil, errors.New("--api.url is required: set it (or GLOBAL_STABILITY_API_URL) to the API's base address, or pass --demo to try the exporter on simulated data")
 	default:
 		u, err := parseAPIURL(baseURL)
 		if err != nil {

@@ -100,10 +100,10 @@ func (f *flags) validate() []error {
 				bad("--demo (or GLOBAL_STABILITY_DEMO) and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", real.name)
 			}
 		}
-	} else if *f.apiURL != "" {
-		if _, err := parseAPIURL(*f.apiURL); err != nil {
-			problems = append(problems, err)
-		}
+	} else if *f.apiURL == "" {
+		bad("--api.url is required: set it (or GLOBAL_STABILITY_API_URL) to the API's base address, or pass --demo to try the exporter on simulated data")
+	} else if _, err := parseAPIURL(*f.apiURL); err != nil {
+		problems = append(problems, err)
 	}
 	if *f.apiTimeout <= 0 {
 		bad("--api.timeout=%s: want a positive duration, such as 10s", *f.apiTimeout)
