@@ -22,6 +22,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -94,7 +95,7 @@ func registerFlags(app *kingpin.Application) *flags {
 // newClient checks the API flags and returns a client, counting every
 // request in apiRequests. With --demo it first starts the simulator on a
 // loopback port with a random key.
-func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *prometheus.CounterVec) (*client.Client, error) {
+func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *prometheus.CounterVec, keys *redact.Keyring) (*client.Client, error) {
 	baseURL := *f.apiURL
 	var apiKey func() (string, error)
 	switch {
@@ -120,6 +121,10 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		}
 		level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", withoutCredentials(u), "key_from", keySource, "collectors", f.collectors())
 	}
+	// Known before any request: nothing logged from here on can show it.
+	if k, err := apiKey(); err == nil {
+		keys.Remember(k)
+	}
 	httpClient, err := f.httpClient(logger)
 	if err != nil {
 		return nil, err
@@ -134,6 +139,7 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		MaxPages:         *f.maxPages,
 		MaxResponseBytes: int64(*f.maxResponseBytes),
 		MaxDocumentBytes: int64(*f.maxDocumentBytes),
+		Keyring:          keys,
 		Observe: func(r client.Request) {
 			apiRequests.WithLabelValues(r.Endpoint, r.Code).Inc()
 			level.Debug(logger).Log("msg", "API request", "endpoint", r.Endpoint, "page", r.Page, "status", r.Code, "bytes", r.Bytes, "duration", r.Duration)

@@ -10,12 +10,15 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	sloggokit "github.com/tjhop/slog-gokit"
+
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // newLogger gives our lines the keys, in the order, that the slog bridge
 // writes (level, caller, time, msg), so every line, the toolkit's included,
-// looks alike.
-func newLogger(lvl, format string) (log.Logger, *slog.Logger, error) {
+// looks alike. Every line, whatever its source and level, is redacted of
+// the keys in keys on its way out (see redactingLogger).
+func newLogger(lvl, format string, keys *redact.Keyring) (log.Logger, *slog.Logger, error) {
 	var base log.Logger
 	switch format {
 	case "logfmt":
@@ -25,6 +28,7 @@ func newLogger(lvl, format string) (log.Logger, *slog.Logger, error) {
 	default:
 		return nil, nil, fmt.Errorf("--log.format=%q: want logfmt or json", format)
 	}
+	base = redactingLogger{next: base, keys: keys}
 	allow, slogLevel, err := parseLevel(lvl)
 	if err != nil {
 		return nil, nil, err
@@ -53,26 +57,69 @@ func newSlogLogger(base log.Logger, lvl slog.Level) *slog.Logger {
 	return slog.New(sloggokit.NewGoKitHandler(base, lvl))
 }
 
-// stdlibLog carries what the standard library logs on its own (net/http's
-// "Unsolicited response received on idle HTTP channel", which quotes bytes
-// an upstream sent; an http.Server's errors) into our logger at warn, one
-// line per message, with every API key the client has sent redacted.
+// redactingLogger is the last step of every log line: each value that is
+// text (a string, an error, anything with a String method, bytes) loses
+// every piece of an API key the process has sent before it is written.
+// Redacting here rather than at each call site makes the guarantee hold for
+// lines nobody thought of: a new debug line, a library's message.
+type redactingLogger struct {
+	next log.Logger
+	keys *redact.Keyring
+}
+
+func (l redactingLogger) Log(keyvals ...any) error {
+	out := make([]any, len(keyvals))
+	for i, v := range keyvals {
+		switch v := v.(type) {
+		case string:
+			out[i] = l.keys.Redact(v)
+		case error:
+			out[i] = l.keys.Redact(v.Error())
+		case fmt.Stringer:
+			out[i] = l.keys.Redact(v.String())
+		case []byte:
+			out[i] = l.keys.Redact(string(v))
+		default:
+			out[i] = v
+		}
+	}
+	return l.next.Log(out...)
+}
+
+// stdlibLog carries what the standard library logs on its own (an
+// http.Server's errors; net/http's "Unsolicited response received on idle
+// HTTP channel") into our logger at warn, one line per message.
 type stdlibLog struct {
 	logger log.Logger
-	redact func(string) string
 }
 
 func (w stdlibLog) Write(p []byte) (int, error) {
-	msg := w.redact(strings.TrimRight(string(p), "\n"))
+	msg := withoutEchoedBytes(strings.TrimRight(string(p), "\n"))
 	_ = level.Warn(w.logger).Log("msg", msg, "source", "go standard library")
 	return len(p), nil
+}
+
+// withoutEchoedBytes drops the bytes net/http quotes from an upstream that
+// wrote on an idle connection ("… starting with %q; err=%v"): they are
+// whatever the upstream sent, so the line says that it happened and why,
+// not what was sent.
+func withoutEchoedBytes(msg string) string {
+	head, rest, found := strings.Cut(msg, " starting with ")
+	if !found {
+		return msg
+	}
+	msg = head + " (the bytes received are not logged)"
+	if i := strings.LastIndex(rest, "; err="); i >= 0 {
+		msg += rest[i:]
+	}
+	return msg
 }
 
 // routeStdlibLog sends the standard library's global logger through
 // stdlibLog and returns a *log.Logger that does the same, for
 // http.Server.ErrorLog.
-func routeStdlibLog(logger log.Logger, redact func(string) string) *stdlog.Logger {
-	w := stdlibLog{logger: logger, redact: redact}
+func routeStdlibLog(logger log.Logger) *stdlog.Logger {
+	w := stdlibLog{logger: logger}
 	stdlog.SetFlags(0)
 	stdlog.SetPrefix("")
 	stdlog.SetOutput(w)

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 const exporterName = "global_stability_exporter"
@@ -48,7 +49,10 @@ func run(args []string) int {
 		return 1
 	}
 
-	logger, slogger, err := newLogger(*f.logLevel, *f.logFormat)
+	// Every key the client sends is remembered here, and every log line is
+	// redacted of each of them.
+	keys := &redact.Keyring{}
+	logger, slogger, err := newLogger(*f.logLevel, *f.logFormat, keys)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
 		return 1
@@ -69,14 +73,14 @@ func run(args []string) int {
 	demoCtx, stopDemo := context.WithCancel(context.Background())
 	defer stopDemo()
 	apiRequests := collector.NewAPIRequestsCounter()
-	cl, err := f.newClient(demoCtx, logger, apiRequests)
+	cl, err := f.newClient(demoCtx, logger, apiRequests, keys)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
 	}
 
-	// Nothing may log around our logger, or around the key's redaction.
-	errorLog := routeStdlibLog(logger, cl.Redact)
+	// Nothing may log around our logger, and so around the key's redaction.
+	errorLog := routeStdlibLog(logger)
 
 	longLived := prometheus.NewRegistry()
 	longLived.MustRegister(

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"go.uber.org/goleak"
@@ -288,8 +289,8 @@ func TestAgainstAPIWithKeyFile(t *testing.T) {
 	}
 	logs := e.logs.String()
 	for what, text := range map[string]string{"logs": logs, "metrics": metrics + failing, "landing page": landing} {
-		if strings.Contains(text, secretKey) {
-			t.Errorf("the API key appears in the %s", what)
+		if piece := leakcheck.Find(text, secretKey); piece != "" {
+			t.Errorf("the %s show %q of the API key", what, piece)
 		}
 	}
 	if !strings.Contains(logs, `level=error`) || !strings.Contains(logs, "failed_endpoints=global-stability,conflict ") || !strings.Contains(logs, "hint=") {

@@ -32,7 +32,7 @@ func BenchmarkDecodeEventPage(b *testing.B) {
 		d := newEventPages(fuzzSeed)
 		for b.Loop() {
 			n := 0
-			if _, err := d.decode(bytes.NewReader(page), 1, fuzzNow, DefaultMaxNameBytes, func(eventWithID) { n++ }); err != nil || n != 1000 {
+			if _, err := d.decode(bytes.NewReader(page), 1, fuzzNow, DefaultMaxNameBytes, nil, func(eventWithID) { n++ }); err != nil || n != 1000 {
 				b.Fatalf("decoded %d events: %v", n, err)
 			}
 		}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/version"
+
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // Endpoint labels: the path after /v1/, with the pillar filled in.
@@ -86,6 +88,10 @@ type Config struct {
 	// Observe, if set, is called after every request, once its body has
 	// been read or abandoned.
 	Observe func(Request)
+	// Keyring remembers every key the client sends, so that text from the
+	// wire is redacted of it. Share it with the logger (main does) so that
+	// every log line is redacted too. Nil: the client keeps its own.
+	Keyring *redact.Keyring
 }
 
 // Request describes one request sent, for Config.Observe.
@@ -113,9 +119,9 @@ type Client struct {
 	maxName       int
 	now           func() time.Time
 	observe       func(Request)
-	eventPages    *sync.Pool // of *eventPages: event decoders with their buffers
-	buffers       *sync.Pool // of *[]byte: read buffers of the other decoders
-	keys          *keyring   // keys sent lately, to redact them from text off the wire
+	eventPages    *sync.Pool      // of *eventPages: event decoders with their buffers
+	buffers       *sync.Pool      // of *[]byte: read buffers of the other decoders
+	keys          *redact.Keyring // every key sent, to redact it from text off the wire
 }
 
 // New checks cfg and returns a client. It sends no request.
@@ -146,7 +152,7 @@ func New(cfg Config) (*Client, error) {
 		now:           cfg.Now,
 		observe:       cfg.Observe,
 		buffers:       &sync.Pool{New: func() any { b := make([]byte, scanBufferSize); return &b }},
-		keys:          &keyring{},
+		keys:          cfg.Keyring,
 	}
 	seed := maphash.MakeSeed()
 	c.eventPages = &sync.Pool{New: func() any { return newEventPages(seed) }}
@@ -174,6 +180,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if c.observe == nil {
 		c.observe = func(Request) {}
+	}
+	if c.keys == nil {
+		c.keys = &redact.Keyring{}
 	}
 	return c, nil
 }
@@ -227,7 +236,7 @@ func (c *Client) Summary(ctx context.Context) (Summary, error) {
 // MaxDocumentBytes, and decodes it with decode.
 func (c *Client) document(ctx context.Context, endpoint string, decode func(*decoder) error) error {
 	return c.get(ctx, endpoint, 0, nil, c.maxDocBytes, func(r io.Reader) error {
-		d := &decoder{s: c.scanner(r), now: c.now(), maxName: c.maxName}
+		d := &decoder{s: c.scanner(r), now: c.now(), maxName: c.maxName, keys: c.keys}
 		defer c.putScanner(d.s)
 		return decode(d)
 	})
@@ -259,7 +268,7 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	if err != nil {
 		return &TransportError{Endpoint: where, Err: fmt.Errorf("API key: %w", err)}
 	}
-	c.keys.remember(key)
+	c.keys.Remember(key)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(endpoint, query), nil)
 	if err != nil {
 		return &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
@@ -300,7 +309,7 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
-	raw, err := decodedBody(resp)
+	raw, err := decodedBody(resp, c.keys)
 	if err != nil {
 		return &DecodeError{Endpoint: where, Err: c.redactError(err)}
 	}
@@ -325,8 +334,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // decodedBody undoes a Content-Encoding of gzip; identity or none passes
 // through, and anything else is named in the error.
-func decodedBody(resp *http.Response) (io.Reader, error) {
-	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+func decodedBody(resp *http.Response, keys *redact.Keyring) (io.Reader, error) {
+	raw := resp.Header.Get("Content-Encoding")
+	switch strings.ToLower(strings.TrimSpace(raw)) {
 	case "", "identity":
 		return resp.Body, nil
 	case "gzip", "x-gzip":
@@ -336,7 +346,9 @@ func decodedBody(resp *http.Response) (io.Reader, error) {
 		}
 		return zr, nil
 	default:
-		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(enc, 32))
+		// As received, redacted before it is cut or changed in any way:
+		// transforming first could hide a key from redaction.
+		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(keys.Redact(raw), 32))
 	}
 }
 
@@ -398,7 +410,7 @@ func (c *Client) classify(where string, body *limitedBody, limit int64, err erro
 
 // excerpt makes text from the wire fit for a log line: without the key
 // (whole, or cut by the excerpt's ends), then sanitised to at most max bytes.
-func (c *Client) excerpt(s string, max int) string { return sanitize(c.keys.redact(s), max) }
+func (c *Client) excerpt(s string, max int) string { return sanitize(c.keys.Redact(s), max) }
 
 // withoutURL strips *url.Error, whose text carries the whole request URL.
 func withoutURL(err error) error {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // This file holds the decoders of every endpoint but the conflict events
@@ -35,10 +37,11 @@ const MaxFutureSkew = time.Hour
 // decoder holds what every decoder needs besides the input.
 type decoder struct {
 	s        *scanner
-	now      time.Time // for MaxFutureSkew
-	maxName  int       // trend words, indicator keys, categories
-	pillar   Pillar    // the drilldown asked for
-	page     int       // of a walk, from 1; 0 for a single document
+	now      time.Time       // for MaxFutureSkew
+	maxName  int             // trend words, indicator keys, categories
+	keys     *redact.Keyring // a name holding a piece of a key is invalid
+	pillar   Pillar          // the drilldown asked for
+	page     int             // of a walk, from 1; 0 for a single document
 	inv      Invalid
 	listSeen bool // the document's one list was read (a second one fails)
 }
@@ -170,10 +173,29 @@ func (s *scanner) stringValue(max int) (v []byte, bad string, err error) {
 // indicator key, a category): a string of 1 to maxName bytes.
 func (d *decoder) nameValue() (string, string, error) {
 	b, bad, err := d.s.stringValue(d.maxName)
-	if bad == "" && err == nil && len(b) == 0 {
-		bad = "empty"
+	if bad != "" || err != nil {
+		return "", bad, err
 	}
-	return string(b), bad, err
+	if bad = d.nameProblem(b); bad != "" {
+		return "", bad, nil
+	}
+	return string(b), "", nil
+}
+
+// heldKey is why a name that holds a piece of the API key is invalid: a
+// label value is written to /metrics as it is, so one echoing the key
+// would publish it. The series is left out and counted instead.
+const heldKey = "holds a piece of the API key"
+
+// nameProblem says why a name read whole cannot be a label value, or "".
+func (d *decoder) nameProblem(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "empty"
+	case d.keys.Holds(string(b)):
+		return heldKey
+	}
+	return ""
 }
 
 // timeValue reads a timestamp that is no more than MaxFutureSkew ahead.

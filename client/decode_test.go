@@ -80,12 +80,13 @@ func TestSanitize(t *testing.T) {
 // however many events carry it), up to maxInterned names.
 func TestInternIsBounded(t *testing.T) {
 	d := newEventPages(fuzzSeed)
-	a, b := d.internString([]byte("battles")), d.internString([]byte("battles"))
+	a, _ := d.category([]byte("battles"))
+	b, _ := d.category([]byte("battles"))
 	if unsafe.StringData(a) != unsafe.StringData(b) {
 		t.Error("a repeated name was not interned")
 	}
 	for i := range maxInterned + 10 {
-		d.internString([]byte(fmt.Sprint("name", i)))
+		d.category([]byte(fmt.Sprint("name", i)))
 	}
 	if len(d.intern) != maxInterned {
 		t.Errorf("%d names interned, want the cap of %d", len(d.intern), maxInterned)
@@ -313,7 +314,7 @@ func decodeEventsShown(r io.Reader) (string, error) {
 	d := newEventPages(fuzzSeed)
 	d.buf = staleBuffer(r)
 	var events []eventWithID
-	cursor, err := d.decode(r, 1, fuzzNow, DefaultMaxNameBytes, func(ev eventWithID) { events = append(events, ev) })
+	cursor, err := d.decode(r, 1, fuzzNow, DefaultMaxNameBytes, nil, func(ev eventWithID) { events = append(events, ev) })
 	return show(cursor, events, d.inv), err
 }
 

@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"io"
 	"time"
+
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // eventPages decodes pages of /v1/conflict. A page of 1,000 events is the
@@ -17,7 +19,8 @@ import (
 type eventPages struct {
 	decoder
 	buf    []byte            // the scanner's read buffer
-	intern map[string]string // category names
+	intern map[string]string // category names, each checked by nameProblem
+	keysAt uint64            // the keyring's version when intern was last valid
 	seed   maphash.Seed      // for id hashes; one per client
 }
 
@@ -43,15 +46,20 @@ const (
 
 var eventFieldNames = [...]string{"id", "lat", "lon", "category", "escalation", "occurred_at"}
 
-func (d *eventPages) internString(b []byte) string {
+// category returns a valid category name, interned, or why b is not one.
+// Only valid names are interned, so a name found there needs no check.
+func (d *eventPages) category(b []byte) (string, string) {
 	if s, ok := d.intern[string(b)]; ok {
-		return s
+		return s, ""
+	}
+	if bad := d.nameProblem(b); bad != "" {
+		return "", bad
 	}
 	s := string(b)
 	if len(d.intern) < maxInterned {
 		d.intern[s] = s
 	}
-	return s
+	return s, ""
 }
 
 // eventWithID is an event and the hash of its id (hasID false without one).
@@ -63,10 +71,15 @@ type eventWithID struct {
 
 // decode reads one page, handing every valid event to visit, and returns
 // next_cursor. Invalid events are counted in d.inv.
-func (d *eventPages) decode(r io.Reader, page int, now time.Time, maxName int, visit func(eventWithID)) (string, error) {
+func (d *eventPages) decode(r io.Reader, page int, now time.Time, maxName int, keys *redact.Keyring, visit func(eventWithID)) (string, error) {
 	d.s = newScanner(r, d.buf)
 	defer func() { d.buf, d.s = d.s.buf, nil }()
-	d.page, d.now, d.maxName, d.listSeen = page, now, maxName, false
+	d.page, d.now, d.maxName, d.keys, d.listSeen = page, now, maxName, keys, false
+	if v := keys.Version(); v != d.keysAt {
+		// A new key: names interned before were not checked against it.
+		clear(d.intern)
+		d.keysAt = v
+	}
 	var ev eventWithID
 	return d.pageObject("events", func(i int) error {
 		bad, err := d.event(&ev)
@@ -193,10 +206,7 @@ func (d *eventPages) value(ev *eventWithID, bit int) (why string, err error) {
 	case hasCategory:
 		b, bad, err := s.stringValue(d.maxName)
 		if bad == "" && err == nil {
-			if len(b) == 0 {
-				return "empty", nil
-			}
-			ev.Category = d.internString(b)
+			ev.Category, bad = d.category(b)
 		}
 		return bad, err
 	}

@@ -42,7 +42,7 @@ func (c *Client) ConflictEvents(ctx context.Context, event func(Event)) (Walk, e
 		event(ev.Event)
 	}
 	pages, err := walk(c, ctx, EndpointConflict, func(r io.Reader, page int) (string, error) {
-		return d.decode(r, page, c.now(), c.maxName, visit)
+		return d.decode(r, page, c.now(), c.maxName, c.keys, visit)
 	})
 	return Walk{Pages: pages, Invalid: d.inv, Duplicates: duplicates}, err
 }
@@ -58,7 +58,7 @@ func (c *Client) putEventPages(d *eventPages) {
 // Briefings walks GET /v1/briefings like ConflictEvents, handing every
 // briefing with a valid published_at to briefing.
 func (c *Client) Briefings(ctx context.Context, briefing func(Briefing)) (Walk, error) {
-	d := &decoder{maxName: c.maxName}
+	d := &decoder{maxName: c.maxName, keys: c.keys}
 	pages, err := walk(c, ctx, EndpointBriefings, func(r io.Reader, page int) (string, error) {
 		d.s, d.page, d.now, d.listSeen = c.scanner(r), page, c.now(), false
 		defer c.putScanner(d.s)

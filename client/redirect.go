@@ -28,6 +28,11 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return fmt.Errorf("%w: more than %d redirects (a loop?), the last to %s", ErrRedirectRefused, maxRedirects, withoutQuery(req.URL))
 	}
+	// What the origin policy accepts gets the key. Go copies a hand-set
+	// Authorization header only to a host name that is byte-equal (or a
+	// subdomain), so a same-origin redirect to API.example.com, say, would
+	// go without it, and its 401 would blame a key that is fine.
+	req.Header.Set("Authorization", via[0].Header.Get("Authorization"))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -230,5 +231,32 @@ func TestRedact(t *testing.T) {
 	sc.Scan()
 	if sc.Text() != "a <redacted> b" {
 		t.Errorf("Redact of a whole key = %q", sc.Text())
+	}
+}
+
+// TestSameOriginRedirectKeepsTheKey: a redirect to the same origin with
+// the host name in other letter case (API.Example.TEST for
+// api.example.test) is within the origin policy, so it carries the key:
+// Go's client would drop it for a host name that is not byte-equal, and
+// the 401 that followed would blame a key that is fine.
+func TestSameOriginRedirectKeepsTheKey(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Authorization") != "Bearer "+testKey:
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+		case r.URL.Path == "/v1/summaries":
+			http.Redirect(w, r, "http://API.Example.TEST/v1/summaries/current", http.StatusFound)
+		default:
+			fmt.Fprint(w, `{"summary":"s","as_of":"2026-11-22T00:00:00Z"}`)
+		}
+	})
+	// Every host name reaches the test server.
+	transport := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+	t.Cleanup(transport.CloseIdleConnections)
+	c := newClient(t, "http://api.example.test", func(cfg *client.Config) { cfg.HTTPClient = &http.Client{Transport: transport} })
+	if _, err := c.Summary(context.Background()); err != nil {
+		t.Fatalf("a same-origin redirect to the host in upper case: %v", err)
 	}
 }

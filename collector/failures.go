@@ -102,16 +102,20 @@ func signature(failures []failure) string {
 // failureHint names the likely fix when the failures point at the
 // configuration rather than at the API.
 func failureHint(failures []failure) string {
-	auth, notFound := 0, 0
+	auth, notFound, redirected := 0, 0, 0
 	for _, f := range failures {
 		switch {
 		case errors.Is(f.err, client.ErrAuth):
 			auth++
 		case errors.Is(f.err, client.ErrNotFound):
 			notFound++
+		case errors.Is(f.err, client.ErrRedirectRefused):
+			redirected++
 		}
 	}
 	switch {
+	case redirected > 0:
+		return "the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to"
 	case auth > 0:
 		return "the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API"
 	case notFound == len(failures):

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-kit/log"
+
+	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
+)
+
+type stringer string
+
+func (s stringer) String() string { return string(s) }
+
+// TestEveryLogLineIsRedacted: whatever a line carries the key in (a
+// string, an error, a Stringer, bytes) and whichever format, the key is
+// gone on the way out; values that are not text pass unchanged.
+func TestEveryLogLineIsRedacted(t *testing.T) {
+	const key = "Zq8LmN3pR5sT7vW9xY2aB4cD6eF"
+	keys := &redact.Keyring{}
+	keys.Remember(key)
+	for _, format := range []string{"logfmt", "json"} {
+		var out bytes.Buffer
+		var base log.Logger = log.NewLogfmtLogger(&out)
+		if format == "json" {
+			base = log.NewJSONLogger(&out)
+		}
+		logger := redactingLogger{next: base, keys: keys}
+		_ = logger.Log(
+			"msg", "lower "+strings.ToLower(key),
+			"err", errors.New("401: "+key[3:20]),
+			"stringer", stringer("x"+key+"y"),
+			"bytes", []byte(key),
+			"count", 42,
+		)
+		if piece := leakcheck.Find(out.String(), key); piece != "" {
+			t.Errorf("%s: the line shows %q: %s", format, piece, out.String())
+		}
+		if !strings.Contains(out.String(), "42") {
+			t.Errorf("%s: a number was lost: %s", format, out.String())
+		}
+	}
+}
+
+func TestUnsolicitedResponseBytesAreNotLogged(t *testing.T) {
+	line := fmt.Sprintf("Unsolicited response received on idle HTTP channel starting with %q; err=<nil>", "HTTP/1.1 200 OK\r\nX-Secret: abc")
+	got := withoutEchoedBytes(line)
+	if strings.Contains(got, "X-Secret") || !strings.Contains(got, "Unsolicited response received on idle HTTP channel") || !strings.HasSuffix(got, "; err=<nil>") {
+		t.Errorf("withoutEchoedBytes(%q) = %q", line, got)
+	}
+	if other := "http: TLS handshake error from 1.2.3.4:5: EOF"; withoutEchoedBytes(other) != other {
+		t.Errorf("another line changed: %q", withoutEchoedBytes(other))
+	}
+}
