@@ -42,7 +42,7 @@ const benchKey = "bench-key"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
-	only := flag.Int("only", 0, "run only this group of rows (1-5); 0 runs all")
+	only := flag.Int("only", 0, "run only this group of rows (1-6); 0 runs all")
 	flag.Parse()
 	if err := run(*out, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -197,6 +197,17 @@ func run(out string, only int) error {
 		rows = append(rows, r)
 	}
 
+	// 6. Peak RSS over idle when the most scrapes the exporter serves at
+	// once arrive together and each exposition is as large as the label
+	// caps allow.
+	if want(6) {
+		r, err := capsFilledRow(exporterBin)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+
 	table := render(rows)
 	fmt.Print(table)
 	if out != "" && only == 0 {
@@ -210,7 +221,7 @@ func run(out string, only int) error {
 func nearLimitRow(exporterBin string) (row, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	upstream, err := serveNearLimit(ctx, newNearLimit())
+	upstream, err := serveHandler(ctx, newNearLimit())
 	if err != nil {
 		return row{}, err
 	}
@@ -226,14 +237,8 @@ func nearLimitRow(exporterBin string) (row, error) {
 	}
 	e := &env{exporter: cmd, addr: addr}
 	defer e.stop()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return row{}, errors.New("the exporter did not start")
-		}
+	if err := waitForListener(addr); err != nil {
+		return row{}, err
 	}
 	time.Sleep(200 * time.Millisecond)
 	idle, err := peakRSS(cmd.Process.Pid)
@@ -346,6 +351,19 @@ against replayed simulator responses, and rendering /metrics.
 type env struct {
 	simulator, exporter *exec.Cmd
 	addr                string
+}
+
+// waitForListener waits until something answers GET / on addr.
+func waitForListener(addr string) error {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/"); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing answers on %s", addr)
+		}
+	}
 }
 
 func freePort() (string, error) {

@@ -104,13 +104,13 @@ func (n *nearLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// serveNearLimit serves n on a loopback port until ctx ends.
-func serveNearLimit(ctx context.Context, n *nearLimit) (string, error) {
+// serveHandler serves h on a loopback port until ctx ends.
+func serveHandler(ctx context.Context, h http.Handler) (string, error) {
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: n, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	return ln.Addr().String(), nil

@@ -9,7 +9,10 @@ import (
 )
 
 // Exporter is the prometheus.Collector of one scrape: register it on a
-// fresh registry per request, bound to that request's deadline.
+// fresh registry per request, bound to that request's deadline. The
+// /metrics handler does not use it (it shares a collection's rendering
+// between scrapes, see Scraper.gather); tests and benchmarks do, through
+// testutil.
 type Exporter struct {
 	ctx     context.Context
 	scraper *Scraper
@@ -38,40 +41,78 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	s := e.scraper
 	c := s.join(e.ctx)
 	defer s.leave(c)
-
+	outcomes, _ := await(e.ctx, c)
 	em := newEmitter(ch, s.logger)
-	up := 1.0
-	var failures []failure
+	emitOutcomes(em, outcomes)
+	s.emitBackoff(em, outcomes)
+	s.failures.report(failures(outcomes))
+}
+
+// outcome is what one scrape saw of one endpoint: its result, or a
+// deadline error if the scrape's context ended first.
+type outcome struct {
+	*result
+	duration time.Duration
+	err      error
+}
+
+// await waits for every result of c until ctx ends. complete says whether
+// every result arrived in time, so that the scrape saw exactly what every
+// other scrape that waits for all of c sees.
+func await(ctx context.Context, c *collection) (outcomes []outcome, complete bool) {
+	complete = true
 	for _, r := range c.results {
-		duration, err := e.wait(r, c.started)
-		success := 1.0
-		if err != nil {
-			success, up = 0, 0
-			failures = append(failures, failure{r.endpoint, err})
-		} else {
-			em.endpoint(r.endpoint, r.fields, r.data)
+		o := outcome{result: r}
+		select {
+		case <-r.done:
+		case <-ctx.Done():
 		}
-		em.gauge(scrapeSuccessDesc, success, r.endpoint)
-		em.gauge(scrapeDurationDesc, duration.Seconds(), r.endpoint)
-		em.gauge(backoffDesc, s.backoffRemaining(r.endpoint).Seconds(), r.endpoint)
+		select {
+		case <-r.done: // a result already in wins over an expired context
+			o.duration, o.err = r.duration, r.err
+		default:
+			complete = false
+			o.duration = time.Since(c.started)
+			o.err = fmt.Errorf("no answer within the scrape deadline: %w", context.Cause(ctx))
+		}
+		outcomes = append(outcomes, o)
+	}
+	return outcomes, complete
+}
+
+// emitOutcomes sends everything a scrape exports from its outcomes, the
+// back-off gauge aside: each endpoint's data, invalid values and dropped
+// series if it succeeded, its success and duration, and up.
+func emitOutcomes(em *emitter, outcomes []outcome) {
+	up := 1.0
+	for _, o := range outcomes {
+		success := 1.0
+		if o.err != nil {
+			success, up = 0, 0
+		} else {
+			em.endpoint(o.endpoint, o.fields, o.data)
+		}
+		em.gauge(scrapeSuccessDesc, success, o.endpoint)
+		em.gauge(scrapeDurationDesc, o.duration.Seconds(), o.endpoint)
 	}
 	em.gauge(upDesc, up)
 	em.finish()
-	s.failures.report(failures)
 }
 
-// wait returns the endpoint's outcome, or a deadline error if the scrape's
-// context ends first. A result already in wins over an expired context.
-func (e *Exporter) wait(r *result, started time.Time) (time.Duration, error) {
-	select {
-	case <-r.done:
-		return r.duration, r.err
-	default:
+// emitBackoff sends the back-off gauge of each endpoint: time left now, so
+// it belongs to the scrape, not to the collection it shares.
+func (s *Scraper) emitBackoff(em *emitter, outcomes []outcome) {
+	for _, o := range outcomes {
+		em.gauge(backoffDesc, s.backoffRemaining(o.endpoint).Seconds(), o.endpoint)
 	}
-	select {
-	case <-r.done:
-		return r.duration, r.err
-	case <-e.ctx.Done():
-		return time.Since(started), fmt.Errorf("no answer within the scrape deadline: %w", context.Cause(e.ctx))
+}
+
+func failures(outcomes []outcome) []failure {
+	var fs []failure
+	for _, o := range outcomes {
+		if o.err != nil {
+			fs = append(fs, failure{o.endpoint, o.err})
+		}
 	}
+	return fs
 }

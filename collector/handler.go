@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -61,13 +63,14 @@ func NewHandler(o HandlerOpts) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 
-		// A plain registry: the pedantic checks cost on every scrape and
-		// guard against bugs the tests already catch with them.
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(o.Scraper.NewExporter(ctx))
-		// The scrape's registry is gathered first: its collection is what
-		// moves the long-lived request counters, which then include it.
-		promhttp.HandlerFor(prometheus.Gatherers{reg, o.Gatherer}, promhttp.HandlerOpts{
+		gatherer := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+			// The scrape first: its collection is what moves the long-lived
+			// request counters, which then include it.
+			scrape, err := o.Scraper.gather(ctx)
+			longLived, err2 := o.Gatherer.Gather()
+			return mergeFamilies(scrape, longLived), errors.Join(err, err2)
+		})
+		promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 			ErrorHandling:      promhttp.ContinueOnError,
 			ErrorLog:           errorLog,
 			DisableCompression: true, // gzipHandler compresses, faster

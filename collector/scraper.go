@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/global-stability/global_stability_exporter/client"
 )
@@ -144,6 +145,11 @@ type collection struct {
 	finished time.Time // when the last result came in
 	expired  bool      // its deadline passed with results pending
 	canceled bool      // every scrape left with results pending
+
+	// The rendering shared by every scrape that saw all of it (see gather).
+	renderOnce sync.Once
+	families   []*dto.MetricFamily
+	renderErr  error
 }
 
 // result is one endpoint's outcome; its fields are written before done is

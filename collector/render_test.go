@@ -1,0 +1,93 @@
+package collector
+
+import (
+	"context"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+const renderKey = "render-test-key-0123"
+
+func family(fams []*dto.MetricFamily, name string) *dto.MetricFamily {
+	for _, f := range fams {
+		if f.GetName() == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// TestScrapesThatSawAllShareOneRendering: concurrent scrapes that waited
+// for every result of one collection are handed the same families, not a
+// copy each (the memory of 40 concurrent scrapes depends on it); a scrape
+// cut short by its deadline renders what it saw itself.
+func TestScrapesThatSawAllShareOneRendering(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: renderKey, Latency: 300 * time.Millisecond})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	cl, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(renderKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewScraper(Config{Client: cl, Pillars: true, Conflict: true, Briefings: true, Summary: true})
+
+	var wg sync.WaitGroup
+	results := make([][]*dto.MetricFamily, 3)
+	for i := range results {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if i == 2 {
+				// Too short for the API: it sees failures, not the collection.
+				ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+				defer cancel()
+			}
+			var err error
+			if results[i], err = s.gather(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	a, b, short := family(results[0], "global_stability_score"), family(results[1], "global_stability_score"), family(results[2], "global_stability_up")
+	if a == nil || a != b {
+		t.Errorf("two scrapes of one collection got different renderings (%p, %p)", a, b)
+	}
+	if short == nil || short.GetMetric()[0].GetGauge().GetValue() != 0 {
+		t.Errorf("the scrape cut short should render its own failure: %v", short)
+	}
+	if family(results[2], "global_stability_score") != nil {
+		t.Error("the scrape cut short shows the score it never waited for")
+	}
+}
+
+func TestMergeFamilies(t *testing.T) {
+	f := func(name string, values ...float64) *dto.MetricFamily {
+		mf := &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_GAUGE.Enum()}
+		for _, v := range values {
+			mf.Metric = append(mf.Metric, &dto.Metric{Gauge: &dto.Gauge{Value: proto.Float64(v)}})
+		}
+		return mf
+	}
+	first := []*dto.MetricFamily{f("a", 1), f("c", 3)}
+	second := []*dto.MetricFamily{f("b", 2), f("c", 4)}
+	merged := mergeFamilies(first, second)
+	var names []string
+	for _, mf := range merged {
+		names = append(names, mf.GetName())
+	}
+	if len(merged) != 3 || names[0] != "a" || names[1] != "b" || names[2] != "c" || len(merged[2].Metric) != 2 {
+		t.Fatalf("merged = %v, want a, b, c with c's two metrics", names)
+	}
+	if len(first[1].Metric) != 1 || len(second[1].Metric) != 1 {
+		t.Error("merging changed a family it was given: a shared rendering must stay as it is")
+	}
+}

@@ -1,0 +1,80 @@
+// Package pipenet serves an http.Handler over in-memory connections
+// (net.Pipe), for tests: a real http.Server and a real http.Transport talk
+// HTTP/1.1 to each other, but nothing touches the network, so the whole
+// exchange can run inside a testing/synctest bubble, where time is fake
+// and a test of a TTL, a back-off or a deadline takes no wall time.
+package pipenet
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Network is one server reachable at any address.
+type Network struct {
+	srv       *http.Server
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+	transport *http.Transport
+}
+
+// Serve starts serving h. Call Close before the test (or bubble) ends.
+func Serve(h http.Handler) *Network {
+	n := &Network{
+		srv:    &http.Server{Handler: h, ReadHeaderTimeout: time.Minute},
+		conns:  make(chan net.Conn),
+		closed: make(chan struct{}),
+	}
+	n.transport = &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			client, server := net.Pipe()
+			select {
+			case n.conns <- server:
+				return client, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-n.closed:
+				return nil, net.ErrClosed
+			}
+		},
+		MaxIdleConnsPerHost: 16,
+	}
+	go func() { _ = n.srv.Serve(listener{n}) }()
+	return n
+}
+
+// Client returns an HTTP client whose every request, to any URL, reaches
+// the handler.
+func (n *Network) Client() *http.Client { return &http.Client{Transport: n.transport} }
+
+// Close stops the server and closes every connection.
+func (n *Network) Close() {
+	n.closeOnce.Do(func() { close(n.closed) })
+	n.transport.CloseIdleConnections()
+	_ = n.srv.Close()
+}
+
+type listener struct{ n *Network }
+
+func (l listener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.n.conns:
+		return c, nil
+	case <-l.n.closed:
+		return nil, errors.New("pipenet: closed")
+	}
+}
+
+func (l listener) Close() error { return nil }
+
+func (l listener) Addr() net.Addr { return addr{} }
+
+type addr struct{}
+
+func (addr) Network() string { return "pipe" }
+func (addr) String() string  { return "pipe" }
