@@ -3,6 +3,7 @@ package collector
 import (
 	"cmp"
 	"context"
+	"hash/maphash"
 	"slices"
 	"time"
 
@@ -15,12 +16,18 @@ import (
 type conflictStats struct {
 	count      int
 	byCategory map[string]int
-	untracked  int // events of categories past maxCategories
 	maxTracked int
-	escMax     float64
-	escMean    float64
-	latest     time.Time
-	grid       *grid
+	// Categories first seen once maxTracked names were tracked: their
+	// events count in the total only. Their distinct names are counted by
+	// hash (8 bytes each, up to maxUntracked: past it, the count is a
+	// floor) so that the dropped-series gauge says how many names were
+	// left out.
+	untracked map[uint64]struct{}
+	seed      maphash.Seed
+	escMax    float64
+	escMean   float64
+	latest    time.Time
+	grid      *grid
 }
 
 func (s *conflictStats) add(ev client.Event) {
@@ -38,20 +45,36 @@ func (s *conflictStats) add(ev client.Event) {
 	}
 	if _, ok := s.byCategory[ev.Category]; ok || len(s.byCategory) < s.maxTracked {
 		s.byCategory[ev.Category]++
-	} else {
-		s.untracked++
+	} else if len(s.untracked) < maxUntracked {
+		s.untracked[maphash.String(s.seed, ev.Category)] = struct{}{}
 	}
 	s.grid.add(ev.Lat, ev.Lon, ev.Escalation)
+}
+
+// maxUntracked bounds the hashes of categories past the tracking limit:
+// 2 MiB at most, far past any plausible number of categories.
+const maxUntracked = 250_000
+
+func newConflictStats(gridDegrees float64, maxValues int) *conflictStats {
+	return &conflictStats{
+		byCategory: map[string]int{},
+		maxTracked: 10 * maxValues,
+		untracked:  map[uint64]struct{}{},
+		seed:       maphash.MakeSeed(),
+		grid:       newGrid(gridDegrees),
+	}
 }
 
 // fetchConflict covers GET /v1/conflict, every page up to --api.max-pages,
 // with events counted into cells of gridDegrees. Categories and cells are
 // capped at maxValues series each, keeping those with the most events.
-// Categories are counted up to ten times that many distinct names (a
-// bound on memory); events of names past it count in the total only.
+// Categories are counted by name up to ten times that many distinct names
+// (a bound on memory), in the order they first appear; events of a name
+// first seen past that count in the total only, so such a name is never
+// exported, however busy, and counts as one dropped series.
 func fetchConflict(gridDegrees float64, maxValues int) fetchFunc {
 	return func(ctx context.Context, c *client.Client) (*endpointData, error) {
-		s := &conflictStats{byCategory: map[string]int{}, maxTracked: 10 * maxValues, grid: newGrid(gridDegrees)}
+		s := newConflictStats(gridDegrees, maxValues)
 		walk, err := c.ConflictEvents(ctx, s.add)
 		if err != nil {
 			return nil, err
@@ -77,10 +100,7 @@ func (s *conflictStats) data(walk client.Walk, maxValues int) *endpointData {
 	slices.SortFunc(cells, func(a, b cell) int {
 		return cmp.Or(cmp.Compare(s.grid.cells[b].count, s.grid.cells[a].count), cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon))
 	})
-	droppedCats := max(len(cats)-maxValues, 0)
-	if s.untracked > 0 {
-		droppedCats++ // at least one more name; how many is not known
-	}
+	droppedCats := max(len(cats)-maxValues, 0) + len(s.untracked)
 	droppedCells := max(len(cells)-maxValues, 0)
 	cats, cells = cats[:min(len(cats), maxValues)], cells[:min(len(cells), maxValues)]
 	return &endpointData{

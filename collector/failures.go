@@ -100,26 +100,43 @@ func signature(failures []failure) string {
 }
 
 // failureHint names the likely fix when the failures point at the
-// configuration rather than at the API.
+// configuration rather than at the API, one hint per cause.
 func failureHint(failures []failure) string {
-	auth, notFound, redirected := 0, 0, 0
+	var (
+		hints            []string
+		notFound         int
+		auth, redirected bool
+		tooLarge         = map[string]bool{} // flags that would raise the limit hit
+	)
 	for _, f := range failures {
 		switch {
 		case errors.Is(f.err, client.ErrAuth):
-			auth++
+			auth = true
 		case errors.Is(f.err, client.ErrNotFound):
 			notFound++
 		case errors.Is(f.err, client.ErrRedirectRefused):
-			redirected++
+			redirected = true
+		case errors.Is(f.err, client.ErrBodyTooLarge):
+			if f.endpoint == client.EndpointConflict || f.endpoint == client.EndpointBriefings {
+				tooLarge["--api.max-response-bytes"] = true
+			} else {
+				tooLarge["--api.max-document-bytes"] = true
+			}
 		}
 	}
-	switch {
-	case redirected > 0:
-		return "the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to"
-	case auth > 0:
-		return "the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API"
-	case notFound == len(failures):
-		return "every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself"
+	if redirected {
+		hints = append(hints, "the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to")
 	}
-	return ""
+	if auth {
+		hints = append(hints, "the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API")
+	}
+	if notFound > 0 && notFound == len(failures) {
+		hints = append(hints, "every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself")
+	}
+	for _, flag := range []string{"--api.max-document-bytes", "--api.max-response-bytes"} {
+		if tooLarge[flag] {
+			hints = append(hints, "a response was larger than its limit: raise "+flag+" if the API's bodies are really that large")
+		}
+	}
+	return strings.Join(hints, "; ")
 }

@@ -38,30 +38,19 @@ func fetchOverview(ctx context.Context, c *client.Client) (*endpointData, error)
 // in one pillar neither costs memory nor crowds out the others.
 func fetchDrilldown(p client.Pillar, maxValues int) fetchFunc {
 	return func(ctx context.Context, c *client.Client) (*endpointData, error) {
-		var (
-			kept    []client.Indicator
-			seen    = map[string]bool{}
-			dropped int
-		)
-		d, err := c.Drilldown(ctx, p, func(ind client.Indicator) {
-			if seen[ind.Key] || len(kept) >= maxValues {
-				dropped++ // a repeated key would make the scrape invalid
-				return
-			}
-			seen[ind.Key] = true
-			kept = append(kept, ind)
-		})
+		kept := newFirstKeys(maxValues)
+		d, err := c.Drilldown(ctx, p, kept.add)
 		if err != nil {
 			return nil, err
 		}
 		return &endpointData{
 			invalid: d.Invalid,
-			dropped: map[string]int{pillarIndicatorDesc.name: dropped},
+			dropped: map[string]int{pillarIndicatorDesc.name: kept.dropped},
 			emit: func(e *emitter) {
 				if d.Delta24h != nil {
 					e.gauge(pillarDeltaDesc, *d.Delta24h, string(p))
 				}
-				for _, ind := range kept {
+				for _, ind := range kept.kept {
 					e.gauge(pillarIndicatorDesc.desc, ind.Value, string(p), ind.Key)
 				}
 				if d.AsOf != nil {
@@ -70,6 +59,29 @@ func fetchDrilldown(p client.Pillar, maxValues int) fetchFunc {
 			},
 		}, nil
 	}
+}
+
+// firstKeys keeps the first max indicators with distinct keys, in the
+// API's order, and counts the rest as dropped: those past the cap, and a
+// key repeated (two series of one label set would make the scrape
+// invalid). It remembers only the keys it keeps, so a drilldown of a
+// million keys costs max of them.
+type firstKeys struct {
+	max     int
+	kept    []client.Indicator
+	seen    map[string]bool
+	dropped int
+}
+
+func newFirstKeys(max int) *firstKeys { return &firstKeys{max: max, seen: map[string]bool{}} }
+
+func (f *firstKeys) add(ind client.Indicator) {
+	if f.seen[ind.Key] || len(f.kept) >= f.max {
+		f.dropped++
+		return
+	}
+	f.seen[ind.Key] = true
+	f.kept = append(f.kept, ind)
 }
 
 // fetchSummary covers GET /v1/summaries. Its text is not a metric; its

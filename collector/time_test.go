@@ -2,6 +2,7 @@ package collector_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -126,8 +127,12 @@ func TestNoCacheWithoutTTL(t *testing.T) {
 // meanwhile it fails without a request and the back-off gauge says, in
 // seconds, how long is left.
 func TestBackoffFollowsRetryAfter(t *testing.T) {
-	for _, form := range []string{"seconds", "HTTP date"} {
-		t.Run(form, func(t *testing.T) {
+	for _, tc := range []struct {
+		form   string
+		status int
+	}{{"seconds", 503}, {"HTTP date", 503}, {"seconds", 429}, {"HTTP date", 429}} {
+		form := tc.form
+		t.Run(fmt.Sprintf("%d %s", tc.status, form), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sim := simulator.New(simulator.Config{Key: testKey})
 				var mu sync.Mutex
@@ -142,7 +147,7 @@ func TestBackoffFollowsRetryAfter(t *testing.T) {
 							retry = time.Now().Add(120 * time.Second).UTC().Format(http.TimeFormat)
 						}
 						w.Header().Set("Retry-After", retry)
-						http.Error(w, "maintenance", http.StatusServiceUnavailable)
+						http.Error(w, "come back later", tc.status)
 						return
 					}
 					sim.ServeHTTP(w, r)
@@ -171,6 +176,9 @@ func TestBackoffFollowsRetryAfter(t *testing.T) {
 				if value(t, s, "global_stability_scrape_success", "endpoint", "global-stability") != 0 || overviewRequests() != 0 {
 					t.Errorf("during the back-off: success %v, %d requests reached the API; want 0 and 0",
 						value(t, s, "global_stability_scrape_success", "endpoint", "global-stability"), overviewRequests())
+				}
+				if !strings.Contains(e.logs.String(), "Retry-After") {
+					t.Errorf("the log should say why no request was sent: %s", e.logs)
 				}
 
 				time.Sleep(time.Until(start.Add(120 * time.Second)))
