@@ -278,7 +278,7 @@ func TestCategoriesAreTrackedUpToTenTimesTheCap(t *testing.T) {
 	if n := countPrefix(s, "global_stability_conflict_events_by_category{"); n != 1 || s["global_stability_conflict_events"] != 15 {
 		t.Errorf("%d categories, %v events; want 1 and all 15 counted", n, s["global_stability_conflict_events"])
 	}
-	// Nine tracked names left out, and at least one untracked.
+	// Nine tracked names left out, and the one never tracked.
 	if got := s[`global_stability_label_values_dropped{metric="global_stability_conflict_events_by_category"}`]; got != 10 {
 		t.Errorf("categories dropped = %v, want 10", got)
 	}

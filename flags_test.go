@@ -1,0 +1,467 @@
+package main
+
+import (
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+// flagCase sets one flag (or a pair that only works together) to a value
+// other than its default and observes the effect on the running binary:
+// the API requests it sends, what /metrics holds, how the HTTP side
+// answers. Each case runs twice, once with --flags and once with only the
+// environment variables the README documents, so that a flag that parses
+// but never reaches its effect, or a variable spelled otherwise than the
+// README says, fails here.
+type flagCase struct {
+	name string
+	// flags and env are the same settings: --name=value, and VAR=value.
+	flags []string
+	env   []string
+	// sim configures the simulator behind the exporter; upstream, if set,
+	// wraps it.
+	sim      simulator.Config
+	upstream func(sim *simulator.Simulator) http.Handler
+	tls      bool // serve the upstream over TLS with a certificate nobody trusts
+	// observe checks the effect.
+	observe func(t *testing.T, r *flagRun)
+}
+
+// flagRun is one exporter started for a flagCase, against its upstream.
+type flagRun struct {
+	*exporter
+	sim      *simulator.Simulator
+	upstream http.Handler
+}
+
+// fetch GETs path with the given scrape timeout header ("" for none).
+func (r *flagRun) fetch(t *testing.T, scheme, path, timeout string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, scheme+"://"+r.addr+path, nil)
+	if timeout != "" {
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// metrics scrapes /metrics (scrape timeout 5s) and parses it.
+func (r *flagRun) metrics(t *testing.T) promtext.Samples {
+	t.Helper()
+	code, body := r.fetch(t, "http", "/metrics", "5")
+	if code != 200 {
+		t.Fatalf("/metrics: %d\n%s", code, body)
+	}
+	return parseMetrics(t, body)
+}
+
+func success(s promtext.Samples, endpoint string) float64 {
+	if v, ok := s.Get("global_stability_scrape_success", "endpoint", endpoint); ok {
+		return v
+	}
+	return -1
+}
+
+func hangOn(path string) func(*simulator.Simulator) http.Handler {
+	return func(sim *simulator.Simulator) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == path {
+				<-r.Context().Done()
+				return
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}
+}
+
+var documentEndpoints = []string{"global-stability", "global-stability/pillar/conflict", "global-stability/pillar/cyber", "global-stability/pillar/supply_chain", "global-stability/pillar/macro", "summaries"}
+var pageEndpoints = []string{"conflict", "briefings"}
+
+func wantSuccess(t *testing.T, s promtext.Samples, want float64, endpoints ...string) {
+	t.Helper()
+	for _, e := range endpoints {
+		if got := success(s, e); got != want {
+			t.Errorf("scrape_success{endpoint=%q} = %v, want %v", e, got, want)
+		}
+	}
+}
+
+var flagCases = []flagCase{
+	{
+		name:  "api.timeout bounds each request",
+		flags: []string{"--api.timeout=1s"}, env: []string{"GLOBAL_STABILITY_API_TIMEOUT=1s"},
+		upstream: hangOn("/v1/summaries"),
+		observe: func(t *testing.T, r *flagRun) {
+			// The scrape allows 4.5s; the request gives up after 1s.
+			s := r.metrics(t)
+			if d, _ := s.Get("global_stability_scrape_duration_seconds", "endpoint", "summaries"); success(s, "summaries") != 0 || d >= 3 {
+				t.Errorf("a hanging summaries: success %v after %vs, want 0 after about 1s (the default would wait 4.5s)", success(s, "summaries"), d)
+			}
+		},
+	},
+	{
+		name:  "api.timeout bounds a scrape without a timeout header",
+		flags: []string{"--api.timeout=1s"}, env: []string{"GLOBAL_STABILITY_API_TIMEOUT=1s"},
+		upstream: hangOn("/v1/summaries"),
+		observe: func(t *testing.T, r *flagRun) {
+			start := time.Now()
+			code, body := r.fetch(t, "http", "/metrics", "")
+			if took := time.Since(start); code != 200 || took > 8*time.Second || success(parseMetrics(t, body), "summaries") != 0 {
+				t.Errorf("without a header: %d after %v, want 200 with summaries failed well before the 10s default", code, took)
+			}
+		},
+	},
+	{
+		name:  "api.cursor-param names the cursor's parameter",
+		flags: []string{"--api.cursor-param=after"}, env: []string{"GLOBAL_STABILITY_API_CURSOR_PARAM=after"},
+		sim: simulator.Config{CursorParam: "after", Events: 120, PageSize: 50},
+		observe: func(t *testing.T, r *flagRun) {
+			// With the default "cursor", this API would send page 1 again: a loop.
+			if v, _ := r.metrics(t).Get("global_stability_conflict_events"); v != 120 || r.sim.Requests("conflict") != 3 {
+				t.Errorf("conflict_events = %v after %d requests, want 120 after 3", v, r.sim.Requests("conflict"))
+			}
+		},
+	},
+	{
+		name:  "api.page-size-param and api.page-size ask for bigger pages",
+		flags: []string{"--api.page-size-param=limit", "--api.page-size=100"},
+		env:   []string{"GLOBAL_STABILITY_API_PAGE_SIZE_PARAM=limit", "GLOBAL_STABILITY_API_PAGE_SIZE=100"},
+		sim:   simulator.Config{PageSizeParam: "limit", Events: 120, PageSize: 50},
+		observe: func(t *testing.T, r *flagRun) {
+			if v, _ := r.metrics(t).Get("global_stability_conflict_events"); v != 120 || r.sim.Requests("conflict") != 2 {
+				t.Errorf("conflict_events = %v after %d requests, want 120 in pages of 100: 2 requests", v, r.sim.Requests("conflict"))
+			}
+		},
+	},
+	{
+		name:  "api.max-pages bounds a walk",
+		flags: []string{"--api.max-pages=2"}, env: []string{"GLOBAL_STABILITY_API_MAX_PAGES=2"},
+		sim: simulator.Config{Events: 120, PageSize: 50},
+		observe: func(t *testing.T, r *flagRun) {
+			s := r.metrics(t)
+			wantSuccess(t, s, 0, "conflict")
+			wantSuccess(t, s, 1, "briefings")
+			if r.sim.Requests("conflict") != 2 {
+				t.Errorf("%d conflict requests, want the 2 allowed", r.sim.Requests("conflict"))
+			}
+		},
+	},
+	{
+		name:  "api.max-response-bytes limits the pages of conflict and briefings, nothing else",
+		flags: []string{"--api.max-response-bytes=1KiB"}, env: []string{"GLOBAL_STABILITY_API_MAX_RESPONSE_BYTES=1KiB"},
+		sim: simulator.Config{Events: 120, PageSize: 50, Briefings: 10},
+		observe: func(t *testing.T, r *flagRun) {
+			s := r.metrics(t)
+			wantSuccess(t, s, 0, pageEndpoints...)
+			wantSuccess(t, s, 1, documentEndpoints...)
+		},
+	},
+	{
+		name:  "api.max-document-bytes limits the overview, drilldowns and summary, nothing else",
+		flags: []string{"--api.max-document-bytes=100B"}, env: []string{"GLOBAL_STABILITY_API_MAX_DOCUMENT_BYTES=100B"},
+		observe: func(t *testing.T, r *flagRun) {
+			s := r.metrics(t)
+			wantSuccess(t, s, 0, documentEndpoints...)
+			wantSuccess(t, s, 1, pageEndpoints...)
+		},
+	},
+	{
+		name:  "api.cache-ttl serves a finished collection again",
+		flags: []string{"--api.cache-ttl=1h"}, env: []string{"GLOBAL_STABILITY_API_CACHE_TTL=1h"},
+		observe: func(t *testing.T, r *flagRun) {
+			r.metrics(t)
+			r.metrics(t)
+			if n := r.sim.Requests("global-stability"); n != 1 {
+				t.Errorf("two scrapes within the TTL sent %d overview requests, want 1", n)
+			}
+		},
+	},
+	{
+		name:  "api.tls.insecure-skip-verify accepts an unknown certificate",
+		flags: []string{"--api.tls.insecure-skip-verify"}, env: []string{"GLOBAL_STABILITY_API_TLS_INSECURE_SKIP_VERIFY=true"},
+		tls:   true,
+		observe: func(t *testing.T, r *flagRun) {
+			if got := up(r.metrics(t)); got != 1 {
+				t.Errorf("up = %v against a self-signed API, want 1", got)
+			}
+		},
+	},
+	{
+		name:  "collector.pillars off",
+		flags: []string{"--no-collector.pillars"}, env: []string{"GLOBAL_STABILITY_COLLECTOR_PILLARS=false"},
+		observe: func(t *testing.T, r *flagRun) {
+			s := r.metrics(t)
+			if success(s, "global-stability/pillar/cyber") != -1 || len(s.Family("global_stability_pillar_indicator")) != 0 || r.sim.Requests("global-stability/pillar/cyber") != 0 {
+				t.Error("the drilldowns were still collected")
+			}
+		},
+	},
+	{
+		name:  "collector.conflict off",
+		flags: []string{"--no-collector.conflict"}, env: []string{"GLOBAL_STABILITY_COLLECTOR_CONFLICT=false"},
+		observe: func(t *testing.T, r *flagRun) {
+			if s := r.metrics(t); success(s, "conflict") != -1 || r.sim.Requests("conflict") != 0 {
+				t.Error("conflict was still collected")
+			}
+		},
+	},
+	{
+		name:  "collector.briefings off",
+		flags: []string{"--no-collector.briefings"}, env: []string{"GLOBAL_STABILITY_COLLECTOR_BRIEFINGS=false"},
+		observe: func(t *testing.T, r *flagRun) {
+			if s := r.metrics(t); success(s, "briefings") != -1 || r.sim.Requests("briefings") != 0 {
+				t.Error("briefings were still collected")
+			}
+		},
+	},
+	{
+		name:  "collector.summary off",
+		flags: []string{"--no-collector.summary"}, env: []string{"GLOBAL_STABILITY_COLLECTOR_SUMMARY=false"},
+		observe: func(t *testing.T, r *flagRun) {
+			if s := r.metrics(t); success(s, "summaries") != -1 || r.sim.Requests("summaries") != 0 {
+				t.Error("the summary was still collected")
+			}
+		},
+	},
+	{
+		name:  "collector.conflict.grid-degrees sets the cell size",
+		flags: []string{"--collector.conflict.grid-degrees=30"}, env: []string{"GLOBAL_STABILITY_COLLECTOR_CONFLICT_GRID_DEGREES=30"},
+		observe: func(t *testing.T, r *flagRun) {
+			cells := r.metrics(t).Family("global_stability_conflict_events_by_cell")
+			if len(cells) == 0 {
+				t.Fatal("no cells")
+			}
+			for k := range cells {
+				for _, label := range []string{`lat="`, `lon="`} {
+					v := k[strings.Index(k, label)+len(label):]
+					centre, err := strconv.ParseFloat(v[:strings.IndexByte(v, '"')], 64)
+					if err != nil || int(centre+180)%30 != 15 {
+						t.Errorf("%s is not the centre of a 30° cell", k)
+					}
+				}
+			}
+		},
+	},
+	{
+		name:  "collector.max-label-values caps the series",
+		flags: []string{"--collector.max-label-values=3"}, env: []string{"GLOBAL_STABILITY_COLLECTOR_MAX_LABEL_VALUES=3"},
+		observe: func(t *testing.T, r *flagRun) {
+			s := r.metrics(t)
+			if n := len(s.Family("global_stability_conflict_events_by_category")); n != 3 {
+				t.Errorf("%d category series, want the cap of 3", n)
+			}
+			if v, _ := s.Get("global_stability_label_values_dropped", "metric", "global_stability_conflict_events_by_category"); v == 0 {
+				t.Error("nothing counted as dropped")
+			}
+		},
+	},
+	{
+		name:  "web.telemetry-path moves the metrics",
+		flags: []string{"--web.telemetry-path=/stability"}, env: []string{"GLOBAL_STABILITY_WEB_TELEMETRY_PATH=/stability"},
+		observe: func(t *testing.T, r *flagRun) {
+			code, body := r.fetch(t, "http", "/stability", "5")
+			if code != 200 || up(parseMetrics(t, body)) != 1 {
+				t.Errorf("/stability: %d", code)
+			}
+			if code, _ := r.fetch(t, "http", "/metrics", "5"); code == 200 {
+				if _, body := r.fetch(t, "http", "/metrics", "5"); strings.Contains(body, "global_stability_up") {
+					t.Error("/metrics still serves the metrics")
+				}
+			}
+		},
+	},
+	{
+		name:  "web.max-requests bounds concurrent scrapes",
+		flags: []string{"--web.max-requests=1"}, env: []string{"GLOBAL_STABILITY_WEB_MAX_REQUESTS=1"},
+		upstream: func(sim *simulator.Simulator) http.Handler {
+			return &blocking{sim: sim, arrived: make(chan struct{}), release: make(chan struct{})}
+		},
+		observe: func(t *testing.T, r *flagRun) {
+			api := r.upstream.(*blocking)
+			first := make(chan int, 1)
+			go func() { code, _ := r.fetch(t, "http", "/metrics", "10"); first <- code }()
+			<-api.arrived // the first scrape is in flight
+			if code, _ := r.fetch(t, "http", "/metrics", "10"); code != http.StatusServiceUnavailable {
+				t.Errorf("a second scrape beside the first: %d, want 503", code)
+			}
+			api.Close()
+			if code := <-first; code != 200 {
+				t.Errorf("the first scrape: %d", code)
+			}
+		},
+	},
+	{
+		name:  "web.timeout-offset is taken off the scrape timeout",
+		flags: []string{"--web.timeout-offset=3s"}, env: []string{"GLOBAL_STABILITY_WEB_TIMEOUT_OFFSET=3s"},
+		upstream: hangOn("/v1/summaries"),
+		observe: func(t *testing.T, r *flagRun) {
+			// 5s minus 3s: summaries gives up after 2s (the default offset: 4.5s).
+			s := r.metrics(t)
+			if d, _ := s.Get("global_stability_scrape_duration_seconds", "endpoint", "summaries"); success(s, "summaries") != 0 || d < 1.5 || d >= 3.5 {
+				t.Errorf("a hanging summaries: success %v after %vs, want 0 after about 2s", success(s, "summaries"), d)
+			}
+		},
+	},
+	{
+		name:  "web.config.file protects the endpoint",
+		flags: []string{"--web.config.file=" + basicAuthConfig}, env: []string{"GLOBAL_STABILITY_WEB_CONFIG_FILE=" + basicAuthConfig},
+		observe: func(t *testing.T, r *flagRun) {
+			if code, _ := r.fetch(t, "http", "/metrics", "5"); code != http.StatusUnauthorized {
+				t.Errorf("without credentials: %d, want 401", code)
+			}
+		},
+	},
+	{
+		name:  "log.level=debug logs each request",
+		flags: []string{"--log.level=debug"}, env: []string{"GLOBAL_STABILITY_LOG_LEVEL=debug"},
+		observe: func(t *testing.T, r *flagRun) {
+			r.metrics(t)
+			r.waitForLog(t, `msg="API request"`)
+		},
+	},
+	{
+		name:  "log.format=json",
+		flags: []string{"--log.format=json"}, env: []string{"GLOBAL_STABILITY_LOG_FORMAT=json"},
+		observe: func(t *testing.T, r *flagRun) {
+			if logs := r.waitForLog(t, "Listening on"); !strings.HasPrefix(logs, "{") {
+				t.Errorf("not JSON:\n%s", logs)
+			}
+		},
+	},
+}
+
+// basicAuthConfig is a web config file requiring basic auth, written when
+// the test binary starts and removed by TestEveryFlagReachesItsEffect.
+var basicAuthConfig = func() string {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		panic(err)
+	}
+	f, err := os.CreateTemp("", "gse-web-config-*.yml")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintf(f, "basic_auth_users:\n  prometheus: %s\n", hash)
+	f.Close()
+	return f.Name()
+}()
+
+// blocking holds every request until Close, telling arrived about the
+// first.
+type blocking struct {
+	sim              *simulator.Simulator
+	arrived, release chan struct{}
+	arrivedOnce      sync.Once
+	releaseOnce      sync.Once
+}
+
+func (b *blocking) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.arrivedOnce.Do(func() { close(b.arrived) })
+	select {
+	case <-b.release:
+	case <-r.Context().Done():
+		return
+	}
+	b.sim.ServeHTTP(w, r)
+}
+
+func (b *blocking) Close() { b.releaseOnce.Do(func() { close(b.release) }) }
+
+// TestEveryFlagReachesItsEffect runs every flagCase with flags and with
+// environment variables.
+func TestEveryFlagReachesItsEffect(t *testing.T) {
+	t.Cleanup(func() { os.Remove(basicAuthConfig) })
+	for _, fc := range flagCases {
+		for _, mode := range []string{"flag", "env"} {
+			t.Run(fc.name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				runFlagCase(t, fc, mode)
+			})
+		}
+	}
+}
+
+func runFlagCase(t *testing.T, fc flagCase, mode string) {
+	cfg := fc.sim
+	cfg.Key = secretKey
+	sim := simulator.New(cfg)
+	var handler http.Handler = sim
+	if fc.upstream != nil {
+		handler = fc.upstream(sim)
+	}
+	var srv *httptest.Server
+	if fc.tls {
+		srv = httptest.NewTLSServer(handler)
+	} else {
+		srv = httptest.NewServer(handler)
+	}
+	t.Cleanup(srv.Close)
+	if c, ok := handler.(interface{ Close() }); ok {
+		t.Cleanup(c.Close) // before the server's Close, which waits for handlers
+	}
+	env := []string{"GLOBAL_STABILITY_API_KEY=" + secretKey, "GLOBAL_STABILITY_API_URL=" + srv.URL}
+	var args []string
+	if mode == "flag" {
+		args = fc.flags
+	} else {
+		env = append(env, fc.env...)
+	}
+	fc.observe(t, &flagRun{exporter: startExporter(t, env, args...), sim: sim, upstream: handler})
+}
+
+// TestListenAddressFromTheEnvironment: GLOBAL_STABILITY_WEB_LISTEN_ADDRESS
+// is where the exporter listens when the flag is not given.
+func TestListenAddressFromTheEnvironment(t *testing.T) {
+	addr := freeAddr(t)
+	cmd := execExporter([]string{"--demo"}, "GLOBAL_STABILITY_WEB_LISTEN_ADDRESS="+addr)
+	logs := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	e := &exporter{cmd: cmd, addr: addr, logs: logs}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s:\n%s", addr, logs)
+		}
+	}
+	if got := up(e.scrape(t)); got != 1 {
+		t.Errorf("up = %v", got)
+	}
+}
+
+// TestTLSCAFileFromTheEnvironment: GLOBAL_STABILITY_API_TLS_CA_FILE reaches
+// the client as --api.tls.ca-file does (TestUpstreamTLS covers the flag).
+func TestTLSCAFileFromTheEnvironment(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: secretKey})
+	srv := httptest.NewTLSServer(sim)
+	t.Cleanup(srv.Close)
+	ca := writeFile(t, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey, "GLOBAL_STABILITY_API_URL=" + srv.URL, "GLOBAL_STABILITY_API_TLS_CA_FILE=" + ca})
+	if got := up(e.scrape(t)); got != 1 {
+		t.Errorf("with the CA from the environment, up = %v, want 1", got)
+	}
+}
