@@ -197,7 +197,7 @@ var flagCases = []flagCase{
 	{
 		name:  "api.tls.insecure-skip-verify accepts an unknown certificate",
 		flags: []string{"--api.tls.insecure-skip-verify"}, env: []string{"GLOBAL_STABILITY_API_TLS_INSECURE_SKIP_VERIFY=true"},
-		tls:   true,
+		tls: true,
 		observe: func(t *testing.T, r *flagRun) {
 			if got := up(r.metrics(t)); got != 1 {
 				t.Errorf("up = %v against a self-signed API, want 1", got)
