@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -32,6 +35,7 @@ import (
 const keyEnv = "GLOBAL_STABILITY_API_KEY"
 
 type flags struct {
+	envar                                 func(flag string) string // its environment variable
 	apiURL, keyFile                       *string
 	apiTimeout, cacheTTL, timeoutOffset   *time.Duration
 	cursorParam, pageSizeParam            *string
@@ -54,6 +58,7 @@ func registerFlags(app *kingpin.Application) *flags {
 	}
 	flag := func(name, help string) *kingpin.FlagClause { return app.Flag(name, help).Envar(env(name)) }
 	f := &flags{
+		envar:            env,
 		apiURL:           flag("api.url", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo.").String(),
 		keyFile:          flag("api.key-file", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set "+keyEnv+".").PlaceHolder("PATH").String(),
 		apiTimeout:       flag("api.timeout", "Timeout of each API request, and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.").Default("10s").Duration(),
@@ -107,9 +112,12 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		level.Warn(logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "collectors", f.collectors())
 		baseURL, apiKey = url, client.StaticKey(key)
 	default:
-		u, err := parseAPIURL(baseURL)
+		u, err := parseAPIURL(baseURL, f.envar("api.url"))
 		if err != nil {
 			return nil, err
+		}
+		if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+			level.Warn(logger).Log("msg", "--api.url is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", withoutCredentials(u))
 		}
 		if trimVersion(u) {
 			level.Warn(logger).Log("msg", "--api.url ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", withoutCredentials(u))
@@ -140,10 +148,7 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		MaxResponseBytes: int64(*f.maxResponseBytes),
 		MaxDocumentBytes: int64(*f.maxDocumentBytes),
 		Keyring:          keys,
-		Observe: func(r client.Request) {
-			apiRequests.WithLabelValues(r.Endpoint, r.Code).Inc()
-			level.Debug(logger).Log("msg", "API request", "endpoint", r.Endpoint, "page", r.Page, "status", r.Code, "bytes", r.Bytes, "duration", r.Duration)
-		},
+		Observe:          collector.RequestObserver(logger, apiRequests),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--api.url: %w", err)
@@ -186,20 +191,38 @@ func (f *flags) httpClient(logger log.Logger) (*http.Client, error) {
 // It also says, for the start-up log, where the key comes from (never the
 // key).
 func (f *flags) keySource() (key func() (string, error), from string, err error) {
-	envKey := strings.TrimSpace(os.Getenv(keyEnv))
+	raw, envSet := os.LookupEnv(keyEnv)
+	envKey := strings.TrimSpace(raw)
+	keyFile := flagSource("api.key-file", f.envar("api.key-file"), "")
 	switch {
-	case *f.keyFile != "" && envKey != "":
-		return nil, "", fmt.Errorf("--api.key-file and %s are both set: keep one", keyEnv)
+	case *f.keyFile != "" && envSet:
+		return nil, "", fmt.Errorf("%s and %s are both set: keep one", keyFile, keyEnv)
 	case *f.keyFile != "":
 		key := client.FileKey(*f.keyFile)
 		if _, err := key(); err != nil {
-			return nil, "", fmt.Errorf("--api.key-file: %w: point it at a readable file holding the API key", err)
+			return nil, "", fmt.Errorf("%s: %w%s: point it at a file holding the API key, readable by this process", keyFile, err, whoAmI(err))
 		}
 		return key, "file " + *f.keyFile, nil
-	case envKey != "":
+	case envSet && envKey == "":
+		return nil, "", fmt.Errorf("%s is set but empty: put the key in it, or unset it and set %s to a file holding the key", keyEnv, keyFile)
+	case envSet:
 		return client.StaticKey(envKey), "environment variable " + keyEnv, nil
 	}
-	return nil, "", fmt.Errorf("no API key: set --api.key-file to a file holding it, or the %s environment variable", keyEnv)
+	return nil, "", fmt.Errorf("no API key: set %s to a file holding it, or the %s environment variable", keyFile, keyEnv)
+}
+
+// whoAmI says which user was refused a file, for a permission error: the
+// exporter often runs as another user than the one who wrote the key file
+// (a container's nonroot uid 65532, systemd's DynamicUser).
+func whoAmI(err error) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	who := fmt.Sprintf("uid %d, gid %d", os.Getuid(), os.Getgid())
+	if u, err := user.Current(); err == nil {
+		who = u.Username + ", " + who
+	}
+	return " (this process runs as " + who + ")"
 }
 
 // collectors lists the enabled collectors, for the start-up log.
@@ -229,4 +252,14 @@ func startDemo(ctx context.Context) (url, key string, err error) {
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String(), key, nil
+}
+
+// isLoopback reports whether host names this machine, where plain HTTP
+// never leaves it.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -26,7 +26,7 @@ func newLogger(lvl, format string, keys *redact.Keyring) (log.Logger, *slog.Logg
 	case "json":
 		base = log.NewJSONLogger(log.NewSyncWriter(os.Stderr))
 	default:
-		return nil, nil, fmt.Errorf("--log.format=%q: want logfmt or json", format)
+		return nil, nil, fmt.Errorf("--log.format=%q (GLOBAL_STABILITY_LOG_FORMAT): want logfmt or json", format)
 	}
 	base = redactingLogger{next: base, keys: keys}
 	allow, slogLevel, err := parseLevel(lvl)
@@ -48,7 +48,7 @@ func parseLevel(s string) (level.Option, slog.Level, error) {
 	case "error":
 		return level.AllowError(), slog.LevelError, nil
 	}
-	return nil, 0, fmt.Errorf("--log.level=%q: want debug, info, warn or error", s)
+	return nil, 0, fmt.Errorf("--log.level=%q (GLOBAL_STABILITY_LOG_LEVEL): want debug, info, warn or error", s)
 }
 
 // newSlogLogger hands the exporter toolkit the undecorated go-kit logger

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
@@ -43,23 +42,29 @@ func run(args []string) int {
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	f := registerFlags(app)
-	nameFlagErrors(app)
-	if _, err := app.Parse(args); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: error: %v; see --help\n", exporterName, explainParseError(app, args, err))
-		return 1
-	}
+	var problems []error
+	nameFlagErrors(app, &problems)
+	_, parseErr := app.Parse(args)
 
 	// Every key the client sends is remembered here, and every log line is
 	// redacted of each of them.
 	keys := &redact.Keyring{}
 	logger, slogger, err := newLogger(*f.logLevel, *f.logFormat, keys)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: error: %v\n", exporterName, err)
-		return 1
+		problems = append(problems, err)
+		logger, slogger, _ = newLogger("info", "logfmt", keys) // to say so
 	}
-	if problems := f.validate(); len(problems) > 0 {
+	if parseErr != nil {
+		// kingpin stops at a flag it does not know or an argument: what
+		// follows was not read, so only what was found so far is reported.
+		problems = append(problems, explainParseError(app, args, parseErr))
+	} else {
+		problems = append(problems, f.validate()...)
+	}
+	// Every problem at once, each on a line of its own in the log's format.
+	if len(problems) > 0 {
 		for _, err := range problems {
-			level.Error(logger).Log("msg", "bad configuration", "err", err)
+			level.Error(logger).Log("msg", "bad configuration; see --help", "err", err)
 		}
 		return 1
 	}
@@ -112,8 +117,8 @@ func run(args []string) int {
 		MaxRequests:    *f.maxRequests,
 	}))
 	if *f.metricsPath != "/" {
-		landing, err := web.NewLandingPage(landingConfig(*f.metricsPath, *f.demo))
-		if err != nil {
+		landing := &landingPage{config: landingConfig(*f.metricsPath, *f.demo), api: apiDescription(*f.demo, *f.apiURL), scraper: scraper}
+		if _, err := web.NewLandingPage(landing.config); err != nil {
 			level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 			return 1
 		}
@@ -147,26 +152,8 @@ func run(args []string) int {
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		level.Error(logger).Log("msg", "server stopped", "err", err)
 	}
+	level.Info(logger).Log("msg", "shut down cleanly")
 	return 0
-}
-
-// landingConfig describes the landing page. It links only to what is
-// served: no pprof, so none of the toolkit's profiling links. In demo mode
-// it says, in the page's first line, that the data is made up.
-func landingConfig(metricsPath string, demo bool) web.LandingConfig {
-	c := web.LandingConfig{
-		Name:        "Global Stability Exporter",
-		Description: "Prometheus exporter for the Global Stability Intelligence Service",
-		Version:     version.Info(),
-		Links:       []web.LandingLinks{{Address: metricsPath, Text: "Metrics"}},
-		Profiling:   "false",
-	}
-	if demo {
-		c.Name += " (DEMO)"
-		c.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
-		c.HeaderColor = "#c0392b"
-	}
-	return c
 }
 
 // demoGauge exports global_stability_exporter_demo: 1 when --demo feeds

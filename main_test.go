@@ -70,13 +70,13 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		env  []string
 		want []string // substrings of stderr
 	}{
-		{"no url and no demo", nil, nil, []string{"--api.url is required", "--demo"}},
+		{"no url and no demo", nil, nil, []string{"--api.url (GLOBAL_STABILITY_API_URL) is required", "--demo"}},
 		{"no key", []string{"--api.url=https://api.example.com"}, nil, []string{"no API key", "--api.key-file", "GLOBAL_STABILITY_API_KEY"}},
 		{"unreadable key file", []string{"--api.url=https://api.example.com", "--api.key-file=/nonexistent/key"}, nil, []string{"--api.key-file", "/nonexistent/key"}},
 		{"empty key file", []string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey}, nil, []string{"--api.key-file", "is empty"}},
 		{"both key sources", []string{"--api.url=https://api.example.com", "--api.key-file=" + goodKey}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"both set"}},
 		{"url without scheme", []string{"--api.url=api.example.com"}, withKey, []string{"--api.url", "did you mean https://api.example.com"}},
-		{"host and port without scheme", []string{"--api.url=127.0.0.1:8080"}, withKey, []string{"--api.url", "did you mean https://127.0.0.1:8080"}},
+		{"host and port without scheme", []string{"--api.url=127.0.0.1:8080"}, withKey, []string{"--api.url", "did you mean http://127.0.0.1:8080"}},
 		{"url with spaces", []string{"--api.url=not a url"}, withKey, []string{`--api.url=\"not a url\"`}},
 		{"url of another scheme", []string{"--api.url=ftp://api.example.com"}, withKey, []string{"--api.url", "http or https"}},
 		{"url with a query", []string{"--api.url=https://api.example.com/?v=1"}, withKey, []string{"--api.url", "no query"}},
@@ -93,16 +93,16 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		{"positional argument", []string{"--demo", "metrics"}, nil, []string{"unexpected metrics", "no arguments"}},
 		{"three bad numbers at once", []string{"--demo", "--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}, nil, []string{"--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}},
 		{"negative limits", []string{"--demo", "--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}, nil, []string{"--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}},
-		{"page size without its parameter", []string{"--demo", "--api.page-size=100"}, nil, []string{"--api.page-size=100 needs --api.page-size-param"}},
+		{"page size without its parameter", []string{"--demo", "--api.page-size=100"}, nil, []string{"--api.page-size=100 (GLOBAL_STABILITY_API_PAGE_SIZE) needs --api.page-size-param"}},
 		{"page size parameter without a size", []string{"--demo", "--api.page-size-param=limit"}, nil, []string{"--api.page-size-param", "limit", "needs --api.page-size"}},
 		{"grid too fine", []string{"--demo", "--collector.conflict.grid-degrees=0.1"}, nil, []string{"--collector.conflict.grid-degrees"}},
 		{"telemetry path without slash", []string{"--demo", "--web.telemetry-path=metrics"}, nil, []string{"--web.telemetry-path", "/metrics"}},
-		{"empty telemetry path", []string{"--demo", "--web.telemetry-path="}, nil, []string{"--web.telemetry-path is empty"}},
+		{"empty telemetry path", []string{"--demo", "--web.telemetry-path="}, nil, []string{"--web.telemetry-path (GLOBAL_STABILITY_WEB_TELEMETRY_PATH) is empty"}},
 		{"listen address without port", []string{"--demo", "--web.listen-address=:nope"}, nil, []string{"--web.listen-address", "not a port"}},
 		{"missing web config file", []string{"--demo", "--web.config.file=/nonexistent/web.yml"}, nil, []string{"--web.config.file", "/nonexistent/web.yml"}},
 		{"demo and a real API", []string{"--demo", "--api.url=https://api.example.com"}, nil, []string{"--demo", "--api.url", "unset one"}},
 		{"demo from the environment and a key", nil, []string{"GLOBAL_STABILITY_DEMO=true", "GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"GLOBAL_STABILITY_DEMO", "GLOBAL_STABILITY_API_KEY"}},
-		{"client certificate without its key", []string{"--demo", "--api.tls.cert-file=/tmp/cert.pem"}, nil, []string{"--api.tls.cert-file and --api.tls.key-file"}},
+		{"client certificate without its key", []string{"--demo", "--api.tls.cert-file=/tmp/cert.pem"}, nil, []string{"--api.tls.cert-file (GLOBAL_STABILITY_API_TLS_CERT_FILE) and --api.tls.key-file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,12 +301,17 @@ func TestAgainstAPIWithKeyFile(t *testing.T) {
 		`msg="scraping the Global Stability API" api_url=` + srv.URL + ` key_from="file `,
 		"collectors=global-stability,pillars,conflict,briefings,summary",
 		`msg="API request" endpoint=conflict page=3 status=200 bytes=`,
-		`msg="API request" endpoint=global-stability page=0 status=401`,
+		`msg="API request" endpoint=global-stability status=401`,
 		`msg="collection started" endpoints=8`,
+		`msg="collection finished"`,
+		`msg="shut down cleanly"`,
 	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log lacks %q:\n%s", want, logs)
 		}
+	}
+	if strings.Contains(logs, "page=0") {
+		t.Errorf("a request to an endpoint without pages is logged with page=0:\n%s", logs)
 	}
 	if !strings.Contains(logs, `msg="Listening on"`) || strings.Count(logs, "caller=") != strings.Count(logs, "\n") {
 		t.Errorf("every line, the toolkit's included, should be one go-kit format:\n%s", logs)

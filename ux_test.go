@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -137,4 +139,111 @@ func TestAPIURLEndingInV1(t *testing.T) {
 		t.Errorf("--api.url=.../v1/: up %v, want 1\n%s", got, e.logs)
 	}
 	e.waitForLog(t, "ends in /v1")
+}
+
+// TestEveryStartUpProblemAtOnce: values that do not parse, values out of
+// range and a bad key are all reported in one run, each on a line of its
+// own in the log's format, naming its flag and its environment variable.
+func TestEveryStartUpProblemAtOnce(t *testing.T) {
+	emptyKey := writeFile(t, "\n")
+	cmd := execExporter([]string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey, "--api.timeout=10", "--api.max-pages=0", "--web.listen-address=127.0.0.1:0"},
+		"GLOBAL_STABILITY_COLLECTOR_PILLARS=maybe", "GLOBAL_STABILITY_WEB_MAX_REQUESTS=-3")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := []string{
+		`--api.timeout=\"10\" (GLOBAL_STABILITY_API_TIMEOUT): want a duration with a unit`,
+		`--collector.pillars=\"maybe\" (GLOBAL_STABILITY_COLLECTOR_PILLARS): want true or false`,
+		`--web.max-requests=-3 (GLOBAL_STABILITY_WEB_MAX_REQUESTS)`,
+		`--api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES)`,
+		`--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file ` + emptyKey + `: is empty`,
+	}
+	if len(lines) != len(want) {
+		t.Errorf("%d lines, want one per problem (%d):\n%s", len(lines), len(want), out)
+	}
+	for _, w := range want {
+		found := false
+		for _, l := range lines {
+			if strings.Contains(l, w) && strings.Contains(l, "level=error") && strings.Contains(l, `msg="bad configuration; see --help"`) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no error line with %q:\n%s", w, out)
+		}
+	}
+}
+
+// TestAKeyVariableSetButEmpty is not "no API key": it says which variable.
+func TestAKeyVariableSetButEmpty(t *testing.T) {
+	cmd := execExporter([]string{"--api.url=https://api.example.com", "--web.listen-address=127.0.0.1:0"}, "GLOBAL_STABILITY_API_KEY=  ")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "GLOBAL_STABILITY_API_KEY is set but empty") || strings.Contains(string(out), "no API key") {
+		t.Errorf("want the empty variable named:\n%s", out)
+	}
+}
+
+// TestAKeyFileNobodyMayReadSaysWhoTried: permission denied names the user
+// the exporter runs as (root reads every file, so this runs as another user).
+func TestAKeyFileNobodyMayReadSaysWhoTried(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root reads any file; whoAmI is tested in TestWhoAmI")
+	}
+	key := writeFile(t, secretKey)
+	if err := os.Chmod(key, 0); err != nil {
+		t.Fatal(err)
+	}
+	cmd := execExporter([]string{"--api.url=https://api.example.com", "--api.key-file=" + key, "--web.listen-address=127.0.0.1:0"})
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), fmt.Sprintf("uid %d", os.Getuid())) {
+		t.Errorf("the error does not say who was refused:\n%s", out)
+	}
+}
+
+func TestWhoAmI(t *testing.T) {
+	if got := whoAmI(fmt.Errorf("open key: %w", fs.ErrPermission)); !strings.Contains(got, fmt.Sprintf("uid %d", os.Getuid())) {
+		t.Errorf("whoAmI = %q", got)
+	}
+	if got := whoAmI(fs.ErrNotExist); got != "" {
+		t.Errorf("whoAmI of a missing file = %q, want nothing", got)
+	}
+}
+
+// TestPlainHTTPWarnsThatTheKeyTravelsInClear: --api.url=http:// to another
+// host warns at start-up; to this host (a local proxy) it does not.
+func TestPlainHTTPWarnsThatTheKeyTravelsInClear(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		warn bool
+	}{{"http://api.example.invalid:8080", true}, {"http://127.0.0.1:1", false}, {"https://api.example.invalid", false}} {
+		e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, "--api.url="+tc.url)
+		logs := e.waitForLog(t, "Listening on")
+		if got := strings.Contains(logs, "unencrypted"); got != tc.warn {
+			t.Errorf("%s: warned %v, want %v:\n%s", tc.url, got, tc.warn, logs)
+		}
+	}
+}
+
+// TestLandingPageShowsTheAPIAndTheLastScrape: the first things a user
+// checks, without reading the log.
+func TestLandingPageShowsTheAPIAndTheLastScrape(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: secretKey})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	u := strings.Replace(srv.URL, "http://", "http://user:pa55word@", 1)
+	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, "--api.url="+u)
+	if page := e.get(t, "/"); !strings.Contains(page, "API: "+srv.URL) || !strings.Contains(page, "Last scrape: none yet") || strings.Contains(page, "pa55word") {
+		t.Errorf("before a scrape, want the API URL without credentials and no scrape:\n%s", page)
+	}
+	e.scrape(t)
+	if page := e.get(t, "/"); !strings.Contains(page, "every endpoint answered (8)") {
+		t.Errorf("after a whole scrape:\n%s", page)
+	}
+	sim.SetFault("conflict", simulator.Fault{Kind: simulator.FaultStatus, Status: 500})
+	e.scrape(t)
+	if page := e.get(t, "/"); !strings.Contains(page, "1 of 8 endpoints failed: conflict") {
+		t.Errorf("after a failed scrape:\n%s", page)
+	}
 }

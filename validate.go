@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -18,21 +17,41 @@ import (
 // namedValue wraps a kingpin flag value so that a value that does not parse
 // names its flag, its environment variable and what would parse: kingpin's
 // own errors say only `time: missing unit in duration "10"`, which leaves a
-// user with twenty flags and an environment to search.
+// user with twenty flags and an environment to search. The error is kept
+// in problems rather than returned, so that parsing goes on and every bad
+// value is reported at once, with the other start-up problems.
 type namedValue struct {
 	kingpin.Value
 	name, envar string
+	defaults    []string // what kingpin would have set had the flag not been given
+	problems    *[]error
 }
 
 func (v *namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
-		source := "--" + v.name
-		if v.envar != "" {
-			source += " (or " + v.envar + ")"
+		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, v.envar, fmt.Sprintf("%q", s)), valueHint(v.Value, err)))
+		// Some of kingpin's values are changed by a failed Set (a duration
+		// becomes 0): put the default in, so that the checks of valid
+		// values do not report the same flag again as out of range.
+		for _, d := range v.defaults {
+			_ = v.Value.Set(d)
 		}
-		return fmt.Errorf("%s=%q: %s", source, s, valueHint(v.Value, err))
 	}
 	return nil
+}
+
+// flagSource names a flag with its value as a user reads it in a message:
+// --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES), so that the value is
+// found whether it was given as a flag or in the environment.
+func flagSource(name, envar, value string) string {
+	s := "--" + name
+	if value != "" {
+		s += "=" + value
+	}
+	if envar != "" {
+		s += " (" + envar + ")"
+	}
+	return s
 }
 
 // IsBoolFlag and IsCumulative pass on what kingpin asks of the value it
@@ -68,13 +87,14 @@ func valueHint(v kingpin.Value, err error) string {
 	return err.Error()
 }
 
-// nameFlagErrors wraps every flag registered on app in a namedValue.
-func nameFlagErrors(app *kingpin.Application) {
+// nameFlagErrors wraps every flag registered on app in a namedValue that
+// adds the values that do not parse to problems.
+func nameFlagErrors(app *kingpin.Application, problems *[]error) {
 	for _, m := range app.Model().Flags {
 		if m.Name == "help" || m.Name == "version" {
 			continue
 		}
-		app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, envar: m.Envar})
+		app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, envar: m.Envar, defaults: m.Default, problems: problems})
 	}
 }
 
@@ -84,6 +104,8 @@ func nameFlagErrors(app *kingpin.Application) {
 func (f *flags) validate() []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
+	// the flag named with its value and its environment variable
+	n := func(name string, value any) string { return flagSource(name, f.envar(name), fmt.Sprint(value)) }
 
 	if *f.demo {
 		// Demo mode ignores the real API: a stray GLOBAL_STABILITY_DEMO=true
@@ -92,99 +114,124 @@ func (f *flags) validate() []error {
 			set  bool
 			name string
 		}{
-			{*f.apiURL != "", "--api.url (or GLOBAL_STABILITY_API_URL)"},
-			{*f.keyFile != "", "--api.key-file (or GLOBAL_STABILITY_API_KEY_FILE)"},
+			{*f.apiURL != "", n("api.url", "")},
+			{*f.keyFile != "", n("api.key-file", "")},
 			{os.Getenv(keyEnv) != "", keyEnv},
 		} {
 			if real.set {
-				bad("--demo (or GLOBAL_STABILITY_DEMO) and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", real.name)
+				bad("%s and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", n("demo", ""), real.name)
 			}
 		}
-	} else if *f.apiURL == "" {
-		bad("--api.url is required: set it (or GLOBAL_STABILITY_API_URL) to the API's base address, or pass --demo to try the exporter on simulated data")
-	} else if _, err := parseAPIURL(*f.apiURL); err != nil {
-		problems = append(problems, err)
+	} else {
+		if *f.apiURL == "" {
+			bad("%s is required: set it to the API's base address, or pass --demo to try the exporter on simulated data", n("api.url", ""))
+		} else if _, err := parseAPIURL(*f.apiURL, f.envar("api.url")); err != nil {
+			problems = append(problems, err)
+		}
+		// The key is checked with everything else, not on a second run.
+		if _, _, err := f.keySource(); err != nil {
+			problems = append(problems, err)
+		}
 	}
 	if *f.apiTimeout <= 0 {
-		bad("--api.timeout=%s: want a positive duration, such as 10s", *f.apiTimeout)
+		bad("%s: want a positive duration, such as 10s", n("api.timeout", *f.apiTimeout))
 	}
 	if *f.cacheTTL < 0 {
-		bad("--api.cache-ttl=%s: want 0 (share only collections in flight) or a positive duration", *f.cacheTTL)
+		bad("%s: want 0 (share only collections in flight) or a positive duration", n("api.cache-ttl", *f.cacheTTL))
 	}
 	if *f.timeoutOffset < 0 {
-		bad("--web.timeout-offset=%s: want 0 or a positive duration, such as 0.5s", *f.timeoutOffset)
+		bad("%s: want 0 or a positive duration, such as 0.5s", n("web.timeout-offset", *f.timeoutOffset))
 	}
 	if *f.maxRequests < 0 {
-		bad("--web.max-requests=%d: want 0 (no limit) or a positive number", *f.maxRequests)
+		bad("%s: want 0 (no limit) or a positive number", n("web.max-requests", *f.maxRequests))
 	}
 	if *f.maxPages < 1 {
-		bad("--api.max-pages=%d: want at least 1", *f.maxPages)
+		bad("%s: want at least 1", n("api.max-pages", *f.maxPages))
 	}
 	if *f.pageSize < 0 {
-		bad("--api.page-size=%d: want 0 (off) or a positive number", *f.pageSize)
+		bad("%s: want 0 (off) or a positive number", n("api.page-size", *f.pageSize))
 	}
 	switch {
 	case *f.pageSizeParam != "" && *f.pageSize == 0:
-		bad("--api.page-size-param=%q needs --api.page-size: set the page size to request, or unset the parameter", *f.pageSizeParam)
+		bad("%s needs --api.page-size: set the page size to request, or unset the parameter", n("api.page-size-param", fmt.Sprintf("%q", *f.pageSizeParam)))
 	case *f.pageSizeParam == "" && *f.pageSize > 0:
-		bad("--api.page-size=%d needs --api.page-size-param: the spec names no page size parameter, so say which one your API reads (e.g. limit)", *f.pageSize)
+		bad("%s needs --api.page-size-param: the spec names no page size parameter, so say which one your API reads (e.g. limit)", n("api.page-size", *f.pageSize))
 	}
 	if *f.cursorParam == "" {
-		bad("--api.cursor-param is empty: name the query parameter that passes next_cursor back (default %q)", "cursor")
+		bad("%s is empty: name the query parameter that passes next_cursor back (default %q)", n("api.cursor-param", ""), "cursor")
 	}
 	if *f.maxResponseBytes < 1 {
-		bad("--api.max-response-bytes=%s: want a positive size, such as 16MiB", *f.maxResponseBytes)
+		bad("%s: want a positive size, such as 16MiB", n("api.max-response-bytes", *f.maxResponseBytes))
 	}
 	if *f.maxDocumentBytes < 1 {
-		bad("--api.max-document-bytes=%s: want a positive size, such as 1MiB", *f.maxDocumentBytes)
+		bad("%s: want a positive size, such as 1MiB", n("api.max-document-bytes", *f.maxDocumentBytes))
 	}
 	if *f.maxLabelValues < 1 {
-		bad("--collector.max-label-values=%d: want at least 1 (default %d)", *f.maxLabelValues, collector.DefaultMaxLabelValues)
+		bad("%s: want at least 1 (default %d)", n("collector.max-label-values", *f.maxLabelValues), collector.DefaultMaxLabelValues)
 	}
 	if g := *f.gridDegrees; !(g >= 1 && g <= 90) { // written so that NaN fails too
-		bad("--collector.conflict.grid-degrees=%g: want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)", g)
+		bad("%s: want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)", n("collector.conflict.grid-degrees", g))
 	}
-	if err := checkTelemetryPath(*f.metricsPath); err != nil {
+	if err := checkTelemetryPath(*f.metricsPath, f.envar("web.telemetry-path")); err != nil {
 		problems = append(problems, err)
 	}
 	for _, addr := range *f.web.WebListenAddresses {
-		if err := checkListenAddress(addr); err != nil {
+		if err := checkListenAddress(addr, f.envar("web.listen-address")); err != nil {
 			problems = append(problems, err)
 		}
 	}
 	if path := *f.web.WebConfigFile; path != "" {
 		if err := web.Validate(path); err != nil {
-			bad("--web.config.file=%s: %v", path, err)
+			bad("%s: %v", n("web.config.file", path), err)
 		}
 	}
 	if (*f.tlsCertFile == "") != (*f.tlsKeyFile == "") {
-		bad("--api.tls.cert-file and --api.tls.key-file go together: set both for mutual TLS, or neither")
+		bad("%s and %s go together: set both for mutual TLS, or neither", n("api.tls.cert-file", ""), n("api.tls.key-file", ""))
 	}
 	return problems
 }
 
-// parseAPIURL checks --api.url and returns it with a trailing /v1 removed:
-// the exporter adds /v1/... itself, so http://host/v1 would ask for
-// /v1/v1/global-stability and get 404s that hint at nothing.
-func parseAPIURL(raw string) (*url.URL, error) {
+// parseAPIURL checks --api.url (envar names its environment variable, for
+// messages). A trailing /v1 is removed by trimVersion: the exporter adds
+// /v1/... itself, so http://host/v1 would ask for /v1/v1/global-stability
+// and get 404s that hint at nothing.
+func parseAPIURL(raw, envar string) (*url.URL, error) {
 	example := "https://api.example.com"
+	src := flagSource("api.url", envar, fmt.Sprintf("%q", displayURL(raw)))
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "":
-		hint := ""
-		if !strings.Contains(raw, "://") && !strings.ContainsAny(raw, " \t") {
-			hint = fmt.Sprintf(" (did you mean https://%s?)", strings.TrimLeft(raw, "/"))
-		}
-		return nil, fmt.Errorf("--api.url=%q is not an absolute URL: want the API's base address with scheme and host, such as %s%s", displayURL(raw), example, hint)
+		return nil, fmt.Errorf("%s is not an absolute URL: want the API's base address with scheme and host, such as %s%s", src, example, schemeHint(raw))
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("--api.url=%q: the scheme must be http or https, such as %s", displayURL(raw), example)
+		return nil, fmt.Errorf("%s: the scheme must be http or https, such as %s", src, example)
 	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("--api.url=%q: a base address has no query or fragment; the exporter adds its own paths and parameters", displayURL(raw))
+		return nil, fmt.Errorf("%s: a base address has no query or fragment; the exporter adds its own paths and parameters", src)
 	}
 	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "" {
-		return nil, fmt.Errorf("--api.url=%q: the port after the colon is missing", displayURL(raw))
+		return nil, fmt.Errorf("%s: the port after the colon is missing", src)
 	}
 	return u, nil
+}
+
+// schemeHint suggests a scheme for an address written without one. Which
+// one the API speaks cannot be known from here: https is the usual answer,
+// plain http the likely one for a loopback address or a port such as 8080
+// (a local proxy, a test server), so both are named, the likelier first.
+func schemeHint(raw string) string {
+	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t") {
+		return ""
+	}
+	addr := strings.TrimLeft(raw, "/")
+	host, port, err := net.SplitHostPort(strings.SplitN(addr, "/", 2)[0])
+	if err != nil {
+		host = strings.SplitN(addr, "/", 2)[0]
+	}
+	ip := net.ParseIP(host)
+	plain := host == "localhost" || (ip != nil && ip.IsLoopback()) || port == "80" || port == "8080" || port == "8000"
+	if plain {
+		return fmt.Sprintf(" (did you mean http://%s, or https://%s if it speaks TLS?)", addr, addr)
+	}
+	return fmt.Sprintf(" (did you mean https://%s, or http://%s if it speaks only plain HTTP?)", addr, addr)
 }
 
 // trimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
@@ -222,15 +269,16 @@ func withoutCredentials(u *url.URL) string {
 // checkTelemetryPath accepts what http.ServeMux can serve as one exact
 // path: it starts with a slash and holds no pattern syntax, query or
 // fragment.
-func checkTelemetryPath(p string) error {
+func checkTelemetryPath(p, envar string) error {
 	u, err := url.Parse(p)
+	src := flagSource("web.telemetry-path", envar, fmt.Sprintf("%q", p))
 	switch {
 	case p == "":
-		return errors.New("--web.telemetry-path is empty: want a path such as /metrics")
+		return fmt.Errorf("%s is empty: want a path such as /metrics", flagSource("web.telemetry-path", envar, ""))
 	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("--web.telemetry-path=%q must start with a slash: want a path such as /%s", p, p)
+		return fmt.Errorf("%s must start with a slash: want a path such as /%s", src, p)
 	case err != nil || u.Path != p || strings.ContainsAny(p, "{} \t\r\n"):
-		return fmt.Errorf("--web.telemetry-path=%q is not a plain URL path: want something such as /metrics", p)
+		return fmt.Errorf("%s is not a plain URL path: want something such as /metrics", src)
 	}
 	return nil
 }
@@ -238,18 +286,19 @@ func checkTelemetryPath(p string) error {
 // checkListenAddress checks a --web.listen-address the way net.Listen will
 // read it, so a typo fails before "Listening on" is logged. vsock addresses
 // are left to the exporter toolkit.
-func checkListenAddress(addr string) error {
+func checkListenAddress(addr, envar string) error {
 	if strings.HasPrefix(addr, "vsock://") {
 		return nil
 	}
+	src := flagSource("web.listen-address", envar, fmt.Sprintf("%q", addr))
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--web.listen-address=%q: want host:port or :port, such as :10110 or 127.0.0.1:10110 (%w)", addr, err)
+		return fmt.Errorf("%s: want host:port or :port, such as :10110 or 127.0.0.1:10110 (%w)", src, err)
 	}
 	// A service name (":http") is looked up in /etc/services, not the
 	// network: no deadline needed.
 	if _, err := net.DefaultResolver.LookupPort(context.Background(), "tcp", port); err != nil {
-		return fmt.Errorf("--web.listen-address=%q: %q is not a port: want a number from 0 to 65535, such as :10110", addr, port)
+		return fmt.Errorf("%s: %q is not a port: want a number from 0 to 65535, such as :10110", src, port)
 	}
 	return nil
 }
@@ -268,8 +317,8 @@ func explainParseError(app *kingpin.Application, args []string, err error) error
 			continue
 		}
 		if fl := app.GetFlag(name); fl != nil {
-			return fmt.Errorf("--%s=%s: a boolean flag takes no value: write --%s to turn it on or --no-%s to turn it off", name, value, name, name)
+			return fmt.Errorf("--%s=%s: a boolean flag takes no value: write --%s to turn it on or --no-%s to turn it off (in the environment, %s=true or false)", name, value, name, name, fl.Model().Envar)
 		}
 	}
-	return fmt.Errorf("%w: the exporter takes no arguments, only --flags", err)
+	return fmt.Errorf("%w: the exporter takes no arguments, only --flags (see --help)", err)
 }

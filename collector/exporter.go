@@ -45,7 +45,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	em := newEmitter(ch, s.logger)
 	emitOutcomes(em, outcomes)
 	s.emitBackoff(em, outcomes)
-	s.failures.report(failures(outcomes))
+	s.finishScrape(outcomes)
 }
 
 // outcome is what one scrape saw of one endpoint: its result, or a
@@ -115,4 +115,36 @@ func failures(outcomes []outcome) []failure {
 		}
 	}
 	return fs
+}
+
+// finishScrape logs a scrape's failures (see failureLog) and keeps its
+// outcome for LastScrape.
+func (s *Scraper) finishScrape(outcomes []outcome) {
+	fs := failures(outcomes)
+	s.failures.report(fs)
+	st := ScrapeStatus{At: time.Now(), Endpoints: len(outcomes)}
+	for _, f := range fs {
+		st.Failed = append(st.Failed, f.endpoint)
+	}
+	s.lastMu.Lock()
+	s.last = &st
+	s.lastMu.Unlock()
+}
+
+// ScrapeStatus is what the last scrape saw, for the landing page.
+type ScrapeStatus struct {
+	At        time.Time
+	Endpoints int      // endpoints collected
+	Failed    []string // those that failed, by endpoint label
+}
+
+// LastScrape returns the outcome of the latest scrape, or false before the
+// first.
+func (s *Scraper) LastScrape() (ScrapeStatus, bool) {
+	s.lastMu.Lock()
+	defer s.lastMu.Unlock()
+	if s.last == nil {
+		return ScrapeStatus{}, false
+	}
+	return *s.last, true
 }

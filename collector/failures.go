@@ -2,10 +2,12 @@ package collector
 
 import (
 	"errors"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-kit/log"
@@ -57,15 +59,10 @@ func (l *failureLog) report(failures []failure) {
 		return
 	}
 	endpoints := make([]string, len(failures))
-	errs := make([]string, len(failures))
 	for i, f := range failures {
 		endpoints[i] = f.endpoint
-		errs[i] = f.err.Error()
-		if !strings.HasPrefix(errs[i], f.endpoint) {
-			errs[i] = f.endpoint + ": " + errs[i]
-		}
 	}
-	kv := []any{"msg", "scrape failed", "failed_endpoints", strings.Join(endpoints, ","), "err", strings.Join(errs, "; ")}
+	kv := []any{"msg", "scrape failed", "failed_endpoints", strings.Join(endpoints, ","), "err", errorText(failures)}
 	if hint := failureHint(failures); hint != "" {
 		kv = append(kv, "hint", hint)
 	}
@@ -74,6 +71,34 @@ func (l *failureLog) report(failures []failure) {
 	}
 	level.Error(l.logger).Log(kv...)
 	l.last, l.loggedAt, l.suppressed = sig, now, 0
+}
+
+// errorText says what went wrong with each endpoint, once per distinct
+// cause: eight endpoints refused with one 401 body make one clause naming
+// the eight, not eight copies of the body.
+func errorText(failures []failure) string {
+	var (
+		causes []string                // in order of first appearance
+		where  = map[string][]string{} // cause → the endpoints (and pages) it hit
+	)
+	for _, f := range failures {
+		msg := f.err.Error()
+		at, cause := f.endpoint, msg
+		if strings.HasPrefix(msg, f.endpoint) {
+			if i := strings.Index(msg, ": "); i >= 0 {
+				at, cause = msg[:i], msg[i+2:]
+			}
+		}
+		if _, seen := where[cause]; !seen {
+			causes = append(causes, cause)
+		}
+		where[cause] = append(where[cause], at)
+	}
+	parts := make([]string, len(causes))
+	for i, c := range causes {
+		parts[i] = strings.Join(where[c], ", ") + ": " + c
+	}
+	return strings.Join(parts, "; ")
 }
 
 // numbers lets a signature ignore what changes from one scrape to the next
@@ -103,13 +128,16 @@ func signature(failures []failure) string {
 // configuration rather than at the API, one hint per cause.
 func failureHint(failures []failure) string {
 	var (
-		hints            []string
-		notFound         int
-		auth, redirected bool
-		tooLarge         = map[string]bool{} // flags that would raise the limit hit
+		hints                 []string
+		notFound, unreachable int
+		auth, redirected      bool
+		tooLarge              = map[string]bool{} // flags that would raise the limit hit
 	)
 	for _, f := range failures {
+		var dnsErr *net.DNSError
 		switch {
+		case errors.Is(f.err, syscall.ECONNREFUSED), errors.As(f.err, &dnsErr):
+			unreachable++
 		case errors.Is(f.err, client.ErrAuth):
 			auth = true
 		case errors.Is(f.err, client.ErrNotFound):
@@ -129,6 +157,9 @@ func failureHint(failures []failure) string {
 	}
 	if auth {
 		hints = append(hints, "the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API")
+	}
+	if unreachable > 0 && unreachable == len(failures) {
+		hints = append(hints, "no endpoint could be reached (connection refused, or a host name that does not resolve): check the host and port of --api.url, and that this machine can reach the API")
 	}
 	if notFound > 0 && notFound == len(failures) {
 		hints = append(hints, "every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself")

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,10 +105,45 @@ func TestFailureHints(t *testing.T) {
 		{"404 everywhere", []failure{{"summaries", notFound}, {"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 404}}}, "--api.url"},
 		{"404 on one of two", []failure{{"summaries", notFound}, {"conflict", errors.New("timeout")}}, ""},
 		{"timeout", []failure{{"conflict", errors.New("timeout")}}, ""},
+		{"connection refused everywhere", []failure{
+			{"summaries", &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
+			{"conflict", &client.TransportError{Endpoint: "conflict", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}}}},
+		}, "host and port of --api.url"},
+		{"connection refused on one of two", []failure{
+			{"summaries", &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
+			{"conflict", errors.New("timeout")},
+		}, ""},
+		{"document over its limit", []failure{{"summaries", &client.DecodeError{Endpoint: "summaries", Err: client.ErrBodyTooLarge}}}, "--api.max-document-bytes"},
+		{"page over its limit", []failure{{"briefings", &client.DecodeError{Endpoint: "briefings page 2", Err: client.ErrBodyTooLarge}}}, "--api.max-response-bytes"},
+		{"redirect refused", []failure{{"summaries", &client.TransportError{Endpoint: "summaries", Err: client.ErrRedirectRefused}}}, "redirected"},
 	} {
 		hint := failureHint(tc.failures)
 		if (tc.want == "") != (hint == "") || !strings.Contains(hint, tc.want) {
 			t.Errorf("%s: hint %q, want one with %q", tc.name, hint, tc.want)
 		}
+	}
+}
+
+// TestOneClausePerCause: eight endpoints refused with the same 401 body
+// make one clause naming them all, not eight copies of the body; distinct
+// causes keep a clause each, in order.
+func TestOneClausePerCause(t *testing.T) {
+	body := strings.Repeat("invalid or revoked API key; see https://docs.example.com/auth ", 3)
+	var fs []failure
+	for _, e := range client.Endpoints() {
+		where := e
+		if e == client.EndpointConflict {
+			where = e + " page 1"
+		}
+		fs = append(fs, failure{e, &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: body}})
+	}
+	fs = append(fs[:2], append([]failure{{"briefings", errors.New("briefings: no answer within the scrape deadline")}}, fs[2:]...)...)
+	text := errorText(fs)
+	if n := strings.Count(text, "invalid or revoked"); n != 3 {
+		t.Errorf("the 401 body appears %d/3 times:\n%s", n/3, text)
+	}
+	if !strings.HasPrefix(text, "global-stability, global-stability/pillar/conflict, global-stability/pillar/cyber") ||
+		!strings.Contains(text, "conflict page 1") || !strings.Contains(text, "; briefings: no answer") {
+		t.Errorf("want the 401 clause naming every endpoint, then the deadline clause:\n%s", text)
 	}
 }

@@ -105,14 +105,3 @@ type promhttpLogger struct{ log.Logger }
 func (l promhttpLogger) Println(v ...any) {
 	_ = l.Log("msg", fmt.Sprint(v...))
 }
-
-// NewAPIRequestsCounter returns the global_stability_api_requests_total
-// counter; register it on the long-lived registry and feed it from
-// client.Config.Observe.
-func NewAPIRequestsCounter() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: namespace,
-		Name:      "api_requests_total",
-		Help:      "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (\"error\" when no response arrived).",
-	}, []string{"endpoint", "code"})
-}

@@ -23,7 +23,7 @@ func (s *Scraper) gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 	c := s.join(ctx)
 	defer s.leave(c)
 	outcomes, complete := await(ctx, c)
-	s.failures.report(failures(outcomes))
+	s.finishScrape(outcomes)
 	var shared []*dto.MetricFamily
 	var err error
 	if complete {

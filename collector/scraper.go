@@ -89,6 +89,9 @@ type Scraper struct {
 	// again (Retry-After on a 429 or 503). It outlives collections.
 	backoffMu sync.Mutex
 	backoff   map[string]time.Time
+
+	lastMu sync.Mutex
+	last   *ScrapeStatus // of the latest scrape; nil before the first
 }
 
 // NewScraper returns a Scraper for cfg.
@@ -298,6 +301,13 @@ func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
 		s.mu.Unlock()
 		close(c.done)
 		cancel(nil)
+		failed := 0
+		for _, r := range c.results {
+			if r.err != nil {
+				failed++
+			}
+		}
+		level.Debug(s.logger).Log("msg", "collection finished", "started", c.started.Format(time.RFC3339Nano), "duration", c.finished.Sub(c.started), "endpoints", len(c.results), "failed", failed)
 	}()
 	return c
 }

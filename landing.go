@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/global-stability/global_stability_exporter/collector"
+)
+
+// landingConfig describes the landing page. It links only to what is
+// served: no pprof, so none of the toolkit's profiling links. In demo mode
+// it says, in the page's first line, that the data is made up.
+func landingConfig(metricsPath string, demo bool) web.LandingConfig {
+	c := web.LandingConfig{
+		Name:        "Global Stability Exporter",
+		Description: "Prometheus exporter for the Global Stability Intelligence Service",
+		Version:     version.Info(),
+		Links:       []web.LandingLinks{{Address: metricsPath, Text: "Metrics"}},
+		Profiling:   "false",
+	}
+	if demo {
+		c.Name += " (DEMO)"
+		c.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
+		c.HeaderColor = "#c0392b"
+	}
+	return c
+}
+
+// landingPage is the toolkit's landing page with what a user checks
+// first: which API the exporter scrapes, and how its last scrape went. It
+// is rendered per request (a probe's, a person's: rare and cheap), since
+// the last scrape changes.
+type landingPage struct {
+	config  web.LandingConfig
+	api     string
+	scraper *collector.Scraper
+}
+
+func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := l.config
+	c.ExtraHTML = "<div>API: " + html.EscapeString(l.api) + "</div><div>Last scrape: " + html.EscapeString(l.lastScrape()) + "</div>"
+	page, err := web.NewLandingPage(c)
+	if err != nil {
+		http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
+		return
+	}
+	page.ServeHTTP(w, r)
+}
+
+func (l *landingPage) lastScrape() string {
+	st, ok := l.scraper.LastScrape()
+	if !ok {
+		return "none yet"
+	}
+	at := st.At.UTC().Format(time.RFC3339)
+	if len(st.Failed) == 0 {
+		return fmt.Sprintf("%s, every endpoint answered (%d)", at, st.Endpoints)
+	}
+	return fmt.Sprintf("%s, %d of %d endpoints failed: %s (the log says why)", at, len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "))
+}
+
+// apiDescription is the API the exporter scrapes, as the landing page
+// shows it: without credentials, or the simulator in demo mode.
+func apiDescription(demo bool, apiURL string) string {
+	if demo {
+		return "the built-in simulator (--demo): made-up data"
+	}
+	if u, err := url.Parse(apiURL); err == nil {
+		trimVersion(u)
+		return withoutCredentials(u)
+	}
+	return "(not shown)"
+}
