@@ -1,6 +1,13 @@
 // Alerts. Each pages once per cause: critical only when the data the score
 // alerts depend on is missing or the exporter is gone; a more general alert
 // is silenced (unless ...) while a more specific one explains it.
+//
+// Every series an alert reads can vanish while the exporter answers: its
+// endpoint fails, or the endpoint answers with the value null, missing or
+// invalid (the exporter leaves it out and counts it). Each such input has an
+// alert for its absence, whatever the reason, built as "the series the
+// exporter would export, unless the ones it did": scrape_success is there
+// every scrape the exporter answers, so it gives the expected set.
 local alert(c, name, severity, expr, for_, summary, description) = {
   alert: name,
   expr: expr,
@@ -19,27 +26,24 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
 {
   prometheusAlerts+:: {
     local c = $._config,
+    local sel = c.selector,
+    local overview = 'global_stability_scrape_success{%s, endpoint="global-stability"}' % sel,
+    local score = 'global_stability_score{%s}' % sel,
+    // Endpoints whose as_of a staleness alert reads, other than the overview.
+    local asOfEndpoints = 'global-stability/pillar/(%s)|summaries' % std.join('|', c.pillars),
+    // Fields of global_stability_invalid_values whose absence has its own
+    // alert: InvalidData leaves them out, so one bad value pages once.
+    local ownAlertFields = 'score|pillars|as_of',
     groups+: [
       {
         name: 'global_stability.alerts',
         rules: [
-          {
-            // Age of each endpoint's data: dashboards and the staleness alerts share it.
-            record: 'global_stability:data_age_seconds',
-            expr: 'time() - global_stability_as_of_timestamp_seconds{%(selector)s}' % c,
-          },
-          {
-            // How far the composite has risen above its lowest point of the past hour.
-            record: 'global_stability:score_rise_1h',
-            expr: 'global_stability_score{%(selector)s} - min_over_time(global_stability_score{%(selector)s}[1h])' % c,
-          },
-
           alert(c, 'GlobalStabilityScoreWarning', 'warning',
-                'global_stability_score{%(selector)s} > %(scoreWarning)s' % c, c.scoreFor,
+                '%s > %s' % [score, c.scoreWarning], c.scoreFor,
                 'Global stability score is {{ $value | printf "%%.0f" }} (warning above %(scoreWarning)s)' % c,
                 'The composite score reported by {{ $labels.instance }} has been above %(scoreWarning)s for %(scoreFor)s; lower is more stable. Check which pillar drives it.' % c),
           alert(c, 'GlobalStabilityScoreCritical', 'critical',
-                'global_stability_score{%(selector)s} > %(scoreCritical)s' % c, c.scoreFor,
+                '%s > %s' % [score, c.scoreCritical], c.scoreFor,
                 'Global stability score is {{ $value | printf "%%.0f" }} (critical above %(scoreCritical)s)' % c,
                 'The composite score reported by {{ $labels.instance }} has been above %(scoreCritical)s for %(scoreFor)s; lower is more stable.' % c),
           alert(c, 'GlobalStabilityPillarScoreHigh', 'warning',
@@ -47,7 +51,7 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 'Pillar {{ $labels.pillar }} score is {{ $value | printf "%%.1f" }} (threshold %(pillarScoreHigh)s)' % c,
                 'The {{ $labels.pillar }} pillar has been above %(pillarScoreHigh)s for %(pillarScoreFor)s.' % c),
           alert(c, 'GlobalStabilityRapidDeterioration', 'warning',
-                'global_stability:score_rise_1h{%(selector)s} > %(rapidRise)s' % c, c.rapidRiseFor,
+                '%s > %s' % [$._expr.scoreRise1h, c.rapidRise], c.rapidRiseFor,
                 'Global stability score rose {{ $value | printf "%%.0f" }} points within an hour' % c,
                 'The composite score has been more than %(rapidRise)s points above its lowest value of the past hour for %(rapidRiseFor)s.' % c),
           alert(c, 'GlobalStabilityPillarSurge', 'warning',
@@ -55,29 +59,79 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 'Pillar {{ $labels.pillar }} rose {{ $value | printf "%%.1f" }} in 24 hours' % c,
                 "The API reports a 24-hour change of the {{ $labels.pillar }} pillar above %(pillarSurge)s (in the API's units) for %(pillarSurgeFor)s." % c),
           alert(c, 'GlobalStabilityDataStale', 'warning',
-                'global_stability:data_age_seconds{%(selector)s, endpoint!="summaries"} > %(dataStaleSeconds)s' % c, c.staleFor,
+                '%s > %s' % [$._expr.dataAge('endpoint!="summaries"'), c.dataStaleSeconds], c.staleFor,
                 'Data of {{ $labels.endpoint }} is {{ $value | humanizeDuration }} old',
                 'The as_of time of {{ $labels.endpoint }} is more than %s old: the API is answering but not refreshing.' % human(c.dataStaleSeconds)),
           alert(c, 'GlobalStabilitySummaryStale', 'warning',
-                'global_stability:data_age_seconds{%(selector)s, endpoint="summaries"} > %(summaryStaleSeconds)s' % c, c.staleFor,
+                '%s > %s' % [$._expr.dataAge('endpoint="summaries"'), c.summaryStaleSeconds], c.staleFor,
                 'Rolling summary is {{ $value | humanizeDuration }} old',
                 'The summary is refreshed every 15 minutes; its as_of is more than %s old.' % human(c.summaryStaleSeconds)),
+          // The composite absent while the exporter answers: the overview
+          // failing (value 0) or answering without a valid score (value 1).
           alert(c, 'GlobalStabilityScoreUnavailable', 'critical',
-                'global_stability_scrape_success{%(selector)s, endpoint="global-stability"} == 0' % c, c.scoreUnavailableFor,
+                |||
+                  %s
+                  unless ignoring (endpoint)
+                  %s
+                ||| % [overview, score], c.scoreUnavailableFor,
                 'The composite score is unavailable from {{ $labels.instance }}',
-                'Requests to /v1/global-stability have failed every scrape for %(scoreUnavailableFor)s: the score, trend and pillar scores are absent, so the score alerts cannot fire. See the exporter log for why.' % c),
+                'global_stability_score has been absent for %(scoreUnavailableFor)s while the exporter answers, so the score alerts cannot fire. {{ if eq $value 0.0 }}Requests to /v1/global-stability fail: see the exporter log for why.{{ else }}/v1/global-stability answers, but without a valid score (null, missing or outside 0-100): global_stability_invalid_values says which fields were left out.{{ end }}' % c),
+          // One expected series per pillar while the overview answers, unless
+          // the exporter has that pillar's score; quiet while the composite
+          // is absent too (ScoreUnavailable is then the page).
+          alert(c, 'GlobalStabilityPillarScoreUnavailable', 'warning',
+                |||
+                  (
+                    %s
+                  )
+                  unless ignoring (endpoint)
+                  global_stability_pillar_score{%s}
+                  and ignoring (endpoint, pillar)
+                  %s
+                ||| % [
+                  std.join('\n  or\n  ', [
+                    'label_replace(%s == 1, "pillar", "%s", "", "")' % [overview, p]
+                    for p in c.pillars
+                  ]),
+                  sel,
+                  score,
+                ], c.pillarScoreUnavailableFor,
+                'The {{ $labels.pillar }} pillar score is unavailable from {{ $labels.instance }}',
+                '/v1/global-stability has answered for %(pillarScoreUnavailableFor)s with a composite score but without a valid {{ $labels.pillar }} score (null, missing or outside 0-100), so GlobalStabilityPillarScoreHigh cannot fire for that pillar.' % c),
+          // Each endpoint whose as_of a staleness alert reads, while it
+          // answers, unless the exporter has its as_of. The overview only while
+          // its score is there (ScoreUnavailable is the page otherwise); an
+          // endpoint that fails is ScoreUnavailable's or EndpointFailing's.
+          alert(c, 'GlobalStabilityAsOfUnavailable', 'warning',
+                |||
+                  (
+                    global_stability_scrape_success{%s, endpoint=~"%s"} == 1
+                    or
+                    %s == 1 and ignoring (endpoint) %s
+                  )
+                  unless
+                  global_stability_as_of_timestamp_seconds{%s}
+                ||| % [sel, asOfEndpoints, overview, score, sel], c.asOfUnavailableFor,
+                'The as_of of {{ $labels.endpoint }} is unavailable from {{ $labels.instance }}',
+                '/v1/{{ $labels.endpoint }} has answered for %(asOfUnavailableFor)s without a valid as_of (null, missing, unparsable or more than an hour ahead): the age of its data is unknown, so {{ if eq $labels.endpoint "summaries" }}GlobalStabilitySummaryStale{{ else }}GlobalStabilityDataStale{{ end }} cannot fire for it.' % c),
           alert(c, 'GlobalStabilityEndpointFailing', 'warning',
                 |||
-                  global_stability_scrape_success{%(selector)s, endpoint!="global-stability"} == 0
+                  global_stability_scrape_success{%s, endpoint!="global-stability"} == 0
                   unless ignoring (endpoint)
-                  global_stability_scrape_success{%(selector)s, endpoint="global-stability"} == 0
-                ||| % c, c.endpointFailingFor,
+                  %s == 0
+                ||| % [sel, overview], c.endpointFailingFor,
                 'Endpoint {{ $labels.endpoint }} is failing on {{ $labels.instance }}',
-                'Requests to /v1/{{ $labels.endpoint }} have failed every scrape for %(endpointFailingFor)s; its series are absent meanwhile. (Quiet while GlobalStabilityScoreUnavailable fires for the same exporter.)' % c),
+                'Requests to /v1/{{ $labels.endpoint }} have failed every scrape for %(endpointFailingFor)s; its series are absent meanwhile. (Quiet while /v1/global-stability fails too: GlobalStabilityScoreUnavailable is then the page.)' % c),
+          // Quiet for the overview while its score is absent: one bad
+          // document (every value null, say) pages once, as ScoreUnavailable.
           alert(c, 'GlobalStabilityInvalidData', 'warning',
-                'sum without (field) (global_stability_invalid_values{%(selector)s}) > 0' % c, c.invalidDataFor,
+                |||
+                  sum without (field) (global_stability_invalid_values{%s, field!~"%s"}) > 0
+                  unless
+                  (%s unless ignoring (endpoint) %s)
+                ||| % [sel, ownAlertFields, overview, score], c.invalidDataFor,
                 '{{ $labels.endpoint }} sends invalid values',
-                'For %(invalidDataFor)s, {{ $value }} values of /v1/{{ $labels.endpoint }} per scrape were missing, null, of the wrong type or implausible; they are left out of the export. global_stability_invalid_values says which fields.' % c),
+                'For %(invalidDataFor)s, {{ $value }} values of /v1/{{ $labels.endpoint }} per scrape were missing, null, of the wrong type or implausible; they are left out of the export. global_stability_invalid_values says which fields (score, pillars and as_of are not counted here: their own alerts cover them; nor, while the composite score is absent, the overview).' % c),
           alert(c, 'GlobalStabilityDemoData', 'warning',
                 'global_stability_exporter_demo{%(selector)s} == 1' % c, c.demoDataFor,
                 '{{ $labels.instance }} exports made-up demo data',

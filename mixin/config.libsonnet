@@ -10,6 +10,12 @@
     // availability, so use target labels (job, env, ...), not metric labels.
     selector: 'job="global_stability"',
 
+    // The spec's four pillars, as the exporter's pillar label and drilldown
+    // endpoints spell them (mixin_test.go checks them against the client).
+    // Not a setting: the alerts that notice a pillar score or a drilldown's
+    // as_of gone missing expect one series per pillar listed here.
+    pillars: ['conflict', 'cyber', 'supply_chain', 'macro'],
+
     // Composite score thresholds (0-100, lower is more stable). The overview
     // dashboard's gauge colours at the same two values.
     scoreWarning: 60,
@@ -32,7 +38,12 @@
     summaryStaleSeconds: 1800,  // the summary refreshes every 15 minutes: two missed
     staleFor: '5m',
     // The exporter and the API.
-    scoreUnavailableFor: '10m',  // the overview endpoint failing: the score alerts are blind
+    // An input of the alerts absent while the exporter answers, whatever the
+    // reason (its endpoint failing, its value invalid or missing): the alerts
+    // that read it are blind.
+    scoreUnavailableFor: '10m',  // the composite score: every score alert is blind
+    pillarScoreUnavailableFor: '15m',  // one pillar's score, from the overview
+    asOfUnavailableFor: '15m',  // an as_of that DataStale or SummaryStale reads
     endpointFailingFor: '15m',  // any other endpoint failing
     exporterDownFor: '5m',
     exporterAbsentFor: '10m',

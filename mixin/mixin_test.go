@@ -3,9 +3,11 @@ package mixin_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/mixin"
 )
 
@@ -70,7 +72,55 @@ func TestEveryAlertHasARunbook(t *testing.T) {
 			t.Errorf("%s: needs a summary, a description and a severity", a.Alert)
 		}
 	}
-	if len(alerts) < 13 {
-		t.Errorf("%d alerts, want 13", len(alerts))
+	if len(alerts) < 15 {
+		t.Errorf("%d alerts, want 15", len(alerts))
+	}
+}
+
+// TestUnavailableAlertsExpectTheExportersSeries: the alerts that notice an
+// input gone missing build the set of series the exporter would export from
+// the config's pillars and endpoint names. A pillar or endpoint spelled
+// otherwise than the exporter's would fire on every healthy exporter; one
+// left out would never fire.
+func TestUnavailableAlertsExpectTheExportersSeries(t *testing.T) {
+	got, err := mixin.Pillars()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range client.Pillars() {
+		want = append(want, string(p))
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("config.libsonnet's pillars are %q, the exporter's %q", got, want)
+	}
+
+	alerts, err := mixin.Alerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expr string
+	for _, a := range alerts {
+		if a.Alert == "GlobalStabilityAsOfUnavailable" {
+			expr = a.Expr
+		}
+	}
+	m := regexp.MustCompile(`endpoint=~"([^"]+)"`).FindStringSubmatch(expr)
+	if m == nil {
+		t.Fatalf("GlobalStabilityAsOfUnavailable has no endpoint=~ matcher: %s", expr)
+	}
+	re := regexp.MustCompile("^(?:" + m[1] + ")$") // Prometheus anchors a matcher's regexp
+	for _, p := range client.Pillars() {
+		if e := client.DrilldownEndpoint(p); !re.MatchString(e) {
+			t.Errorf("GlobalStabilityAsOfUnavailable does not expect the as_of of %s (%s)", e, m[1])
+		}
+	}
+	for e, wanted := range map[string]bool{client.EndpointSummaries: true, client.EndpointConflict: false, client.EndpointBriefings: false, client.EndpointOverview: false} {
+		if re.MatchString(e) != wanted {
+			t.Errorf("GlobalStabilityAsOfUnavailable's endpoint=~ matches %s: %v, want %v (the overview has its own clause; conflict and briefings have no as_of)", e, !wanted, wanted)
+		}
+	}
+	if !strings.Contains(expr, `endpoint="`+client.EndpointOverview+`"`) {
+		t.Errorf("GlobalStabilityAsOfUnavailable does not expect the overview's as_of: %s", expr)
 	}
 }

@@ -47,17 +47,40 @@ type Alert struct {
 
 // Alerts returns the alerting rules of the mixin with its default config.
 func Alerts() ([]Alert, error) {
+	var alerts []Alert
+	err := evaluate(`[r for g in (import 'mixin.libsonnet').prometheusAlerts.groups for r in g.rules if std.objectHas(r, 'alert')]`, &alerts)
+	return alerts, err
+}
+
+// RuleNames returns the name of every rule, recording and alerting, that
+// the rendered rules file holds, in its order.
+func RuleNames() ([]string, error) {
+	var names []string
+	err := evaluate(`local m = import 'mixin.libsonnet';
+[if std.objectHas(r, 'alert') then r.alert else r.record for g in m.prometheusRules.groups + m.prometheusAlerts.groups for r in g.rules]`, &names)
+	return names, err
+}
+
+// Pillars returns the pillars the mixin's default config expects the
+// exporter to report, in its order.
+func Pillars() ([]string, error) {
+	var pillars []string
+	err := evaluate(`(import 'mixin.libsonnet')._config.pillars`, &pillars)
+	return pillars, err
+}
+
+// evaluate evaluates snippet against the embedded sources into v.
+func evaluate(snippet string, v any) error {
 	vm := jsonnet.MakeVM()
 	vm.Importer(&embedImporter{cache: map[string]jsonnet.Contents{}})
-	out, err := vm.EvaluateAnonymousSnippet("alerts.jsonnet", `[r for g in (import 'mixin.libsonnet').prometheusAlerts.groups for r in g.rules if std.objectHas(r, 'alert')]`)
+	out, err := vm.EvaluateAnonymousSnippet("snippet.jsonnet", snippet)
 	if err != nil {
-		return nil, fmt.Errorf("evaluate the alerts: %w", err)
+		return fmt.Errorf("evaluate the mixin: %w", err)
 	}
-	var alerts []Alert
-	if err := json.Unmarshal([]byte(out), &alerts); err != nil {
-		return nil, fmt.Errorf("read the alerts: %w", err)
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		return fmt.Errorf("read the mixin: %w", err)
 	}
-	return alerts, nil
+	return nil
 }
 
 // embedImporter resolves an import relative to the importing file, as the

@@ -3,6 +3,8 @@
 //
 //   jsonnet -S -m . --tla-code config='{}' mixin/render.jsonnet
 //
+// (-c as well creates the directories, for an output directory of your own.)
+//
 // config overrides fields of config.libsonnet, e.g.
 //   --tla-code config='{selector: "job=\"gsx\", env=\"prod\""}'
 function(config={})
@@ -23,6 +25,8 @@ function(config={})
     #   composite more than %(rapidRise)s above its low of the past hour, for %(rapidRiseFor)s
     #   pillar delta_24h above %(pillarSurge)s (the API's units) for %(pillarSurgeFor)s
     #   data older than %(dataStaleSeconds)ss (summary: %(summaryStaleSeconds)ss) for %(staleFor)s
+    #   while the exporter answers: composite score absent for %(scoreUnavailableFor)s (critical),
+    #   a pillar score absent for %(pillarScoreUnavailableFor)s, an as_of absent for %(asOfUnavailableFor)s
     # Selector of every query: %(selector)s
   ||| % c;
   {

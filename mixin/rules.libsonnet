@@ -1,7 +1,20 @@
-// Recording rules the dashboards use. Rules the alerts read live in the
-// alerts' group (alerts.libsonnet), ahead of them: a group runs its rules in
-// order, so the alerts see this evaluation's values, not the last one's.
+// Recording rules, for the dashboards. The alerts do not read them: each
+// alert computes what it needs from the exporter's own series, with the
+// same expression (the hidden _expr below), so an alert neither lags one
+// evaluation behind this group (Prometheus runs groups independently) nor
+// goes blind when only the alerts are loaded.
 {
+  // Expressions shared by a recording rule and an alert, so the two cannot
+  // drift apart. m: extra label matchers, '' for none.
+  _expr+:: {
+    local c = $._config,
+    local sel(m) = if m == '' then c.selector else '%s, %s' % [c.selector, m],
+    // Age of each endpoint's data (its as_of).
+    dataAge(m=''):: 'time() - global_stability_as_of_timestamp_seconds{%s}' % sel(m),
+    // How far the composite has risen above its lowest point of the past hour.
+    scoreRise1h:: 'global_stability_score{%(selector)s} - min_over_time(global_stability_score{%(selector)s}[1h])' % c,
+  },
+
   prometheusRules+:: {
     local c = $._config,
     groups+: [
@@ -13,6 +26,18 @@
             // the counter is kept, so the dashboards' selector still matches.
             record: 'global_stability:api_requests:rate5m',
             expr: 'rate(global_stability_api_requests_total{%(selector)s}[5m])' % c,
+          },
+          {
+            // Age of each endpoint's data: the data-age panels. The staleness
+            // alerts compare the same expression with their thresholds.
+            record: 'global_stability:data_age_seconds',
+            expr: $._expr.dataAge(),
+          },
+          {
+            // The "rise above the hour's low" panel; GlobalStabilityRapidDeterioration
+            // watches the same expression.
+            record: 'global_stability:score_rise_1h',
+            expr: $._expr.scoreRise1h,
           },
         ],
       },
