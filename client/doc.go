@@ -71,11 +71,15 @@
 //
 // The API key is sent only in the Authorization header, and only to the
 // base URL's origin: a redirect to another scheme, host or port is refused
-// (ErrRedirectRefused) before anything is sent there. No error text holds
-// the key, whole or in part, whatever the upstream echoes: error bodies,
-// header lines, status lines and Location values are all redacted, and
-// so is a piece of the key of 8 bytes or more cut by the end of an excerpt.
-// Client.Redact does the same for text from elsewhere (the standard
-// library's log). Printing a *Client with any fmt verb shows only the
-// redacted base URL.
+// (ErrRedirectRefused) before anything is sent there, and a redirect within
+// it carries the key (whatever the letter case of its host). No error text
+// holds any run of 8 bytes or more of the key, raw or in a common encoding,
+// whatever the upstream echoes: error bodies, header lines, status lines,
+// Content-Type, Content-Encoding and Location values are all redacted
+// (package internal/redact) before anything cuts or changes them. A trend
+// word, indicator key or category holding a piece of the key is invalid,
+// so it never becomes a label value. Client.Redact does the same for text
+// from elsewhere; share the Keyring (Config.Keyring) with the logger so
+// that every log line is redacted too. Printing a *Client with any fmt verb
+// shows only the redacted base URL.
 package client
