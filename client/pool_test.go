@@ -85,6 +85,9 @@ func TestKeyColonAcrossReads(t *testing.T) {
 		var got float64
 		d := &decoder{s: s}
 		err := d.document(func(key []byte) error {
+			if string(key) != "a" {
+				return fmt.Errorf("read the key as %q, want \"a\"", key)
+			}
 			v, bad, err := s.numberValue()
 			if bad != "" {
 				return errors.New(bad)
