@@ -26,7 +26,7 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 	keys.Remember(key)
 	for _, format := range []string{"logfmt", "json"} {
 		var out bytes.Buffer
-		var base log.Logger = log.NewLogfmtLogger(&out)
+		base := log.NewLogfmtLogger(&out)
 		if format == "json" {
 			base = log.NewJSONLogger(&out)
 		}
