@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
@@ -35,21 +37,21 @@ import (
 const keyEnv = "GLOBAL_STABILITY_API_KEY"
 
 type flags struct {
-	envar                                 func(flag string) string // its environment variable
-	apiURL, keyFile                       *string
-	apiTimeout, cacheTTL, timeoutOffset   *time.Duration
-	cursorParam, pageSizeParam            *string
-	pageSize, maxPages, maxLabelValues    *int
-	gridDegrees                           *float64
-	maxResponseBytes, maxDocumentBytes    *units.Base2Bytes
-	pillars, conflict, briefings, summary *bool
-	metricsPath                           *string
-	maxRequests                           *int
-	web                                   *web.FlagConfig
-	logLevel, logFormat                   *string
-	demo                                  *bool
-	tlsCAFile, tlsCertFile, tlsKeyFile    *string
-	tlsInsecure                           *bool
+	envar                               func(flag string) string // its environment variable
+	apiURL, keyFile                     *string
+	apiTimeout, cacheTTL, timeoutOffset *time.Duration
+	cursorParam, pageSizeParam          *string
+	pageSize, maxPages, maxLabelValues  *int
+	gridDegrees                         *float64
+	maxResponseBytes, maxDocumentBytes  *units.Base2Bytes
+	collectorOn                         map[string]*bool // by endpoint group
+	metricsPath                         *string
+	maxRequests                         *int
+	web                                 *web.FlagConfig
+	logLevel, logFormat                 *string
+	demo                                *bool
+	tlsCAFile, tlsCertFile, tlsKeyFile  *string
+	tlsInsecure                         *bool
 }
 
 func registerFlags(app *kingpin.Application) *flags {
@@ -61,30 +63,31 @@ func registerFlags(app *kingpin.Application) *flags {
 		envar:            env,
 		apiURL:           flag("api.url", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo.").String(),
 		keyFile:          flag("api.key-file", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set "+keyEnv+".").PlaceHolder("PATH").String(),
-		apiTimeout:       flag("api.timeout", "Timeout of each API request, and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.").Default("10s").Duration(),
+		apiTimeout:       flag("api.timeout", "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.").Default("10s").Duration(),
 		cursorParam:      flag("api.cursor-param", "Query parameter that passes next_cursor back (the spec leaves it open).").Default(client.DefaultCursorParam).String(),
 		pageSizeParam:    flag("api.page-size-param", "Query parameter that sets the page size; off when empty.").Default("").String(),
 		pageSize:         flag("api.page-size", "Page size to request with --api.page-size-param; 0 is off.").Default("0").Int(),
 		maxPages:         flag("api.max-pages", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.").Default(fmt.Sprint(client.DefaultMaxPages)).Int(),
-		maxResponseBytes: flag("api.max-response-bytes", "Largest body of one page of /v1/conflict or /v1/briefings; a larger one fails its endpoint.").Default("16MiB").Bytes(),
-		maxDocumentBytes: flag("api.max-document-bytes", "Largest body of /v1/global-stability, a pillar drilldown or /v1/summaries; a larger one fails its endpoint.").Default("1MiB").Bytes(),
+		maxResponseBytes: flag("api.max-response-bytes", "Largest body of one page of "+limitedPaths(client.PageLimit)+", after gzip is undone; a larger one fails its endpoint.").Default("16MiB").Bytes(),
+		maxDocumentBytes: flag("api.max-document-bytes", "Largest body of "+limitedPaths(client.DocumentLimit)+", after gzip is undone; a larger one fails its endpoint.").Default("1MiB").Bytes(),
 		tlsCAFile:        flag("api.tls.ca-file", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.").PlaceHolder("PATH").String(),
 		tlsCertFile:      flag("api.tls.cert-file", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).").PlaceHolder("PATH").String(),
 		tlsKeyFile:       flag("api.tls.key-file", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).").PlaceHolder("PATH").String(),
 		tlsInsecure:      flag("api.tls.insecure-skip-verify", "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.").Bool(),
 		cacheTTL:         flag("api.cache-ttl", "How long a finished collection also serves later scrapes; 0 shares only collections in flight.").Default("0s").Duration(),
-		pillars:          flag("collector.pillars", "Collect the four pillar drilldowns.").Default("true").Bool(),
-		conflict:         flag("collector.conflict", "Collect conflict events.").Default("true").Bool(),
-		briefings:        flag("collector.briefings", "Collect briefings.").Default("true").Bool(),
-		summary:          flag("collector.summary", "Collect the rolling summary's freshness.").Default("true").Bool(),
-		gridDegrees:      flag("collector.conflict.grid-degrees", "Cell size, in degrees, of the conflict event grid (global_stability_conflict_events_by_cell).").Default(fmt.Sprint(collector.DefaultGridDegrees)).Float64(),
-		maxLabelValues:   flag("collector.max-label-values", "Most series one metric may carry per scrape when its labels come from upstream data (per pillar for indicators); the busiest are kept.").Default(fmt.Sprint(collector.DefaultMaxLabelValues)).Int(),
+		gridDegrees:      flag("collector.conflict.grid-degrees", "Cell size, in degrees, of the conflict event grid (global_stability_conflict_events_by_cell).").Default(fmt.Sprint(endpoint.DefaultGridDegrees)).Float64(),
+		maxLabelValues:   flag("collector.max-label-values", "Most series one metric may carry per scrape when its labels come from upstream data (per pillar for indicators): the busiest categories and cells are kept, and each pillar's first indicators in the API's order.").Default(fmt.Sprint(endpoint.DefaultMaxLabelValues)).Int(),
+		collectorOn:      map[string]*bool{},
 		metricsPath:      flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String(),
 		maxRequests:      flag("web.max-requests", "Most scrapes served at once; 0 is no limit.").Default("40").Int(),
 		timeoutOffset:    flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").Duration(),
 		logLevel:         flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").String(),
 		logFormat:        flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").String(),
 		demo:             flag("demo", "Scrape a built-in simulator of the API instead of the real one. The data is made up.").Bool(),
+	}
+	// One --collector.<group> per group of endpoints, from their descriptions.
+	for _, group := range endpointGroups() {
+		f.collectorOn[group] = flag("collector."+group, "Collect "+groupPaths(group)+".").Default("true").Bool()
 	}
 	f.web = kingpinflag.AddFlags(app, ":10110")
 	// The toolkit's help gives node_exporter's port as its example.
@@ -198,7 +201,7 @@ func (f *flags) keySource() (key func() (string, error), from string, err error)
 	case *f.keyFile != "" && envSet:
 		return nil, "", fmt.Errorf("%s and %s are both set: keep one", keyFile, keyEnv)
 	case *f.keyFile != "":
-		key := client.FileKey(*f.keyFile)
+		key := fileKey(*f.keyFile)
 		if _, err := key(); err != nil {
 			return nil, "", fmt.Errorf("%s: %w%s: point it at a file holding the API key, readable by this process", keyFile, err, whoAmI(err))
 		}
@@ -228,15 +231,52 @@ func whoAmI(err error) string {
 // collectors lists the enabled collectors, for the start-up log.
 func (f *flags) collectors() string {
 	var on []string
-	for _, c := range []struct {
-		name    string
-		enabled bool
-	}{{"global-stability", true}, {"pillars", *f.pillars}, {"conflict", *f.conflict}, {"briefings", *f.briefings}, {"summary", *f.summary}} {
-		if c.enabled {
-			on = append(on, c.name)
+	for _, e := range f.endpoints() {
+		if e.Group == "" {
+			on = append(on, e.Label)
+		} else if !slices.Contains(on, e.Group) {
+			on = append(on, e.Group)
 		}
 	}
 	return strings.Join(on, ",")
+}
+
+// endpoints are the endpoints whose collector is on.
+func (f *flags) endpoints() []*endpoint.Endpoint {
+	return collector.Enabled(endpoint.All(), func(group string) bool { return *f.collectorOn[group] })
+}
+
+// endpointGroups are the groups of the endpoints, in their order.
+func endpointGroups() []string {
+	var groups []string
+	for _, e := range endpoint.All() {
+		if e.Group != "" && !slices.Contains(groups, e.Group) {
+			groups = append(groups, e.Group)
+		}
+	}
+	return groups
+}
+
+// groupPaths names the paths of a group's endpoints, for its flag's help.
+func groupPaths(group string) string {
+	var paths []string
+	for _, e := range endpoint.All() {
+		if e.Group == group {
+			paths = append(paths, "/v1/"+e.Label)
+		}
+	}
+	return strings.Join(paths, ", ")
+}
+
+// limitedPaths names the paths a body limit applies to, for its help.
+func limitedPaths(l client.Limit) string {
+	var paths []string
+	for _, e := range endpoint.All() {
+		if e.Limit == l {
+			paths = append(paths, "/v1/"+e.Label)
+		}
+	}
+	return strings.Join(paths, ", ")
 }
 
 // startDemo serves the simulator on a loopback port until ctx ends.
@@ -262,4 +302,24 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// errEmptyKey is a key file that holds only whitespace.
+var errEmptyKey = errors.New("is empty")
+
+// fileKey reads the key from path on every request, with prometheus/
+// common's file secret (surrounding whitespace trimmed), so that a rotated
+// key (a Kubernetes Secret's symlink swap, a rename over it, a rewrite) is
+// used by the next request without a restart. An empty file is an error:
+// a request with an empty bearer would only earn a 401 that hints at the
+// wrong thing.
+func fileKey(path string) func() (string, error) {
+	secret := commonconfig.NewFileSecret(path)
+	return func() (string, error) {
+		key, err := secret.Fetch(context.Background())
+		if err == nil && key == "" {
+			err = fmt.Errorf("API key file %s: %w", path, errEmptyKey)
+		}
+		return key, err
+	}
 }

@@ -38,9 +38,9 @@ func landingConfig(metricsPath string, demo bool) web.LandingConfig {
 // is rendered per request (a probe's, a person's: rare and cheap), since
 // the last scrape changes.
 type landingPage struct {
-	config  web.LandingConfig
-	api     string
-	scraper *collector.Scraper
+	config      web.LandingConfig
+	api         string
+	collections *collector.Collections
 }
 
 func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +55,7 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (l *landingPage) lastScrape() string {
-	st, ok := l.scraper.LastScrape()
+	st, ok := l.collections.LastScrape()
 	if !ok {
 		return "none yet"
 	}

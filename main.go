@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
@@ -95,29 +97,30 @@ func run(args []string) int {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		apiRequests,
 	)
-	scraper := collector.NewScraper(collector.Config{
-		Client:         cl,
-		Logger:         logger,
-		Pillars:        *f.pillars,
-		Conflict:       *f.conflict,
-		Briefings:      *f.briefings,
-		Summary:        *f.summary,
-		MaxLabelValues: *f.maxLabelValues,
-		CacheTTL:       *f.cacheTTL,
-		GridDegrees:    *f.gridDegrees,
+	collections := collector.NewCollections(collector.Config{
+		Client:    cl,
+		Logger:    logger,
+		Endpoints: f.endpoints(),
+		Endpoint: endpoint.Config{
+			MaxLabelValues: *f.maxLabelValues,
+			GridDegrees:    *f.gridDegrees,
+			Keys:           keys,
+		},
+		CacheTTL: *f.cacheTTL,
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle(*f.metricsPath, collector.NewHandler(collector.HandlerOpts{
-		Scraper:        scraper,
+	mux.Handle(*f.metricsPath, handler.New(handler.Options{
+		Collections:    collections,
 		Gatherer:       longLived,
 		Logger:         logger,
 		DefaultTimeout: *f.apiTimeout,
 		TimeoutOffset:  *f.timeoutOffset,
 		MaxRequests:    *f.maxRequests,
 	}))
+
 	if *f.metricsPath != "/" {
-		landing := &landingPage{config: landingConfig(*f.metricsPath, *f.demo), api: apiDescription(*f.demo, *f.apiURL), scraper: scraper}
+		landing := &landingPage{config: landingConfig(*f.metricsPath, *f.demo), api: apiDescription(*f.demo, *f.apiURL), collections: collections}
 		if _, err := web.NewLandingPage(landing.config); err != nil {
 			level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 			return 1

@@ -9,9 +9,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/prometheus/exporter-toolkit/web"
-
-	"github.com/global-stability/global_stability_exporter/collector"
 )
 
 // namedValue wraps a kingpin flag value so that a value that does not parse
@@ -167,7 +166,7 @@ func (f *flags) validate() []error {
 		bad("%s: want a positive size, such as 1MiB", n("api.max-document-bytes", *f.maxDocumentBytes))
 	}
 	if *f.maxLabelValues < 1 {
-		bad("%s: want at least 1 (default %d)", n("collector.max-label-values", *f.maxLabelValues), collector.DefaultMaxLabelValues)
+		bad("%s: want at least 1 (default %d)", n("collector.max-label-values", *f.maxLabelValues), endpoint.DefaultMaxLabelValues)
 	}
 	if g := *f.gridDegrees; !(g >= 1 && g <= 90) { // written so that NaN fails too
 		bad("%s: want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)", n("collector.conflict.grid-degrees", g))

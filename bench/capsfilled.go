@@ -12,8 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/global-stability/global_stability_exporter/client"
-	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // capsFilled is an upstream that fills every label cap of the exporter's
@@ -29,10 +28,10 @@ type capsFilled struct {
 }
 
 func newCapsFilled(latency time.Duration) *capsFilled {
-	over := collector.DefaultMaxLabelValues * 11 / 10
+	over := endpoint.DefaultMaxLabelValues * 11 / 10
 	c := &capsFilled{docs: map[string][]byte{}, latency: latency}
-	c.docs[client.EndpointOverview] = []byte(`{"score":50,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"` + now() + `"}`)
-	for _, p := range client.Pillars() {
+	c.docs[endpoint.Overview.Label] = []byte(`{"score":50,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"` + now() + `"}`)
+	for _, p := range endpoint.Pillars {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, `{"pillar":%q,"delta_24h":1,"as_of":%q,"indicators":[`, p, now())
 		for i := range over {
@@ -42,13 +41,13 @@ func newCapsFilled(latency time.Duration) *capsFilled {
 			fmt.Fprintf(&b, `{"key":"indicator_with_a_plausible_name_%d","value":%d.5}`, i, i)
 		}
 		b.WriteString(`]}`)
-		c.docs[client.DrilldownEndpoint(p)] = b.Bytes()
+		c.docs[endpoint.Drilldown(p).Label] = b.Bytes()
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"events":[`)
 	i := 0
-	for lat := -87.5; lat < 90; lat += collector.DefaultGridDegrees {
-		for lon := -177.5; lon < 180; lon += collector.DefaultGridDegrees {
+	for lat := -87.5; lat < 90; lat += endpoint.DefaultGridDegrees {
+		for lon := -177.5; lon < 180; lon += endpoint.DefaultGridDegrees {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -58,9 +57,9 @@ func newCapsFilled(latency time.Duration) *capsFilled {
 		}
 	}
 	b.WriteString(`],"next_cursor":null}`)
-	c.docs[client.EndpointConflict] = b.Bytes()
-	c.docs[client.EndpointBriefings] = []byte(`{"briefings":[{"id":"brf_1","headline":"h","summary":"s","tags":[],"published_at":"` + now() + `"}],"next_cursor":null}`)
-	c.docs[client.EndpointSummaries] = []byte(`{"summary":"s","as_of":"` + now() + `"}`)
+	c.docs[endpoint.Conflict.Label] = b.Bytes()
+	c.docs[endpoint.BriefingsList.Label] = []byte(`{"briefings":[{"id":"brf_1","headline":"h","summary":"s","tags":[],"published_at":"` + now() + `"}],"next_cursor":null}`)
+	c.docs[endpoint.Summary.Label] = []byte(`{"summary":"s","as_of":"` + now() + `"}`)
 	return c
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // nearLimit is an upstream whose every response is a valid body just under
@@ -30,8 +31,8 @@ const nearLimitPages = client.DefaultMaxPages
 func newNearLimit() *nearLimit {
 	n := &nearLimit{docs: map[string][]byte{}, pages: map[string][][]byte{}}
 	docLimit, pageLimit := client.DefaultMaxDocumentBytes, client.DefaultMaxResponseBytes
-	n.docs[client.EndpointOverview] = padded(`{"score":50,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"`+now()+`","padding":"`, `"}`, docLimit)
-	for _, p := range client.Pillars() {
+	n.docs[endpoint.Overview.Label] = padded(`{"score":50,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"`+now()+`","padding":"`, `"}`, docLimit)
+	for _, p := range endpoint.Pillars {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, `{"pillar":%q,"delta_24h":1,"as_of":%q,"indicators":[`, p, now())
 		for i := 0; b.Len() < docLimit-64; i++ {
@@ -41,9 +42,9 @@ func newNearLimit() *nearLimit {
 			fmt.Fprintf(&b, `{"key":"k%d","value":%d}`, i, i)
 		}
 		b.WriteString(`]}`)
-		n.docs[client.DrilldownEndpoint(p)] = b.Bytes()
+		n.docs[endpoint.Drilldown(p).Label] = b.Bytes()
 	}
-	n.docs[client.EndpointSummaries] = padded(`{"as_of":"`+now()+`","summary":"`, `"}`, docLimit)
+	n.docs[endpoint.Summary.Label] = padded(`{"as_of":"`+now()+`","summary":"`, `"}`, docLimit)
 
 	id := 0
 	for page := range nearLimitPages {
@@ -58,7 +59,7 @@ func newNearLimit() *nearLimit {
 			id++
 		}
 		fmt.Fprintf(&b, `],"next_cursor":%s}`, cursor(page))
-		n.pages[client.EndpointConflict] = append(n.pages[client.EndpointConflict], b.Bytes())
+		n.pages[endpoint.Conflict.Label] = append(n.pages[endpoint.Conflict.Label], b.Bytes())
 
 		text := strings.Repeat("lorem ipsum ", 4096) // 48 KiB a briefing, skipped unread
 		b = bytes.Buffer{}
@@ -70,7 +71,7 @@ func newNearLimit() *nearLimit {
 			fmt.Fprintf(&b, `{"id":"brf_%d_%d","headline":"h","summary":%q,"tags":["t"],"published_at":%q}`, page, i, text, now())
 		}
 		fmt.Fprintf(&b, `],"next_cursor":%s}`, cursor(page))
-		n.pages[client.EndpointBriefings] = append(n.pages[client.EndpointBriefings], b.Bytes())
+		n.pages[endpoint.BriefingsList.Label] = append(n.pages[endpoint.BriefingsList.Label], b.Bytes())
 	}
 	return n
 }

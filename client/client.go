@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"mime"
 	"net/http"
@@ -21,33 +20,23 @@ import (
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
-// Endpoint labels: the path after /v1/, with the pillar filled in.
-const (
-	EndpointOverview  = "global-stability"
-	EndpointConflict  = "conflict"
-	EndpointBriefings = "briefings"
-	EndpointSummaries = "summaries"
-)
-
-// DrilldownEndpoint returns the endpoint label of a pillar drilldown,
-// e.g. "global-stability/pillar/cyber".
-func DrilldownEndpoint(p Pillar) string { return "global-stability/pillar/" + string(p) }
-
-// Endpoints returns every endpoint label, in a stable order.
-func Endpoints() []string {
-	e := []string{EndpointOverview}
-	for _, p := range Pillars() {
-		e = append(e, DrilldownEndpoint(p))
-	}
-	return append(e, EndpointConflict, EndpointBriefings, EndpointSummaries)
-}
-
 // Defaults of Config.
 const (
 	DefaultCursorParam      = "cursor"
 	DefaultMaxPages         = 10
-	DefaultMaxResponseBytes = 16 << 20 // a page of /v1/conflict or /v1/briefings
-	DefaultMaxDocumentBytes = 1 << 20  // /v1/global-stability, a drilldown, /v1/summaries
+	DefaultMaxResponseBytes = 16 << 20 // a page of a paged endpoint
+	DefaultMaxDocumentBytes = 1 << 20  // an endpoint whose body is one object
+)
+
+// Limit says which body limit applies to an endpoint.
+type Limit int
+
+const (
+	// DocumentLimit is Config.MaxDocumentBytes: an endpoint whose body is
+	// one small object.
+	DocumentLimit Limit = iota
+	// PageLimit is Config.MaxResponseBytes: one page of a paged endpoint.
+	PageLimit
 )
 
 // Config configures a Client. Only BaseURL and APIKey are required.
@@ -72,19 +61,11 @@ type Config struct {
 	PageSize      int
 	// MaxPages bounds the pages of one walk. Default 10.
 	MaxPages int
-	// MaxResponseBytes cuts off the body of a page of /v1/conflict or
-	// /v1/briefings at this size with ErrBodyTooLarge. Default 16 MiB.
+	// MaxResponseBytes cuts off the body of a page (PageLimit) at this
+	// size, after gzip is undone, with ErrBodyTooLarge. Default 16 MiB.
 	MaxResponseBytes int64
-	// MaxDocumentBytes does the same for the other endpoints, whose
-	// bodies are one small object. Default 1 MiB.
+	// MaxDocumentBytes does the same for DocumentLimit. Default 1 MiB.
 	MaxDocumentBytes int64
-	// MaxNameBytes bounds a trend word, an indicator key or a category,
-	// which become label values: a longer one is invalid (an over-long
-	// label value can make Prometheus reject a whole scrape). Default 128.
-	MaxNameBytes int
-	// Now is the clock that timestamps are judged by (MaxFutureSkew).
-	// Default time.Now.
-	Now func() time.Time
 	// Observe, if set, is called after every request, once its body has
 	// been read or abandoned.
 	Observe func(Request)
@@ -148,14 +129,9 @@ func New(cfg Config) (*Client, error) {
 		maxPages:      cfg.MaxPages,
 		maxBytes:      cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
 		maxDocBytes:   cmp.Or(max(cfg.MaxDocumentBytes, 0), DefaultMaxDocumentBytes),
-		maxName:       cmp.Or(max(cfg.MaxNameBytes, 0), DefaultMaxNameBytes),
-		now:           cfg.Now,
 		observe:       cfg.Observe,
-		buffers:       &sync.Pool{New: func() any { b := make([]byte, scanBufferSize); return &b }},
 		keys:          cfg.Keyring,
 	}
-	seed := maphash.MakeSeed()
-	c.eventPages = &sync.Pool{New: func() any { return newEventPages(seed) }}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		// A scrape sends up to eight requests to one host at once; Go's
@@ -175,9 +151,6 @@ func New(cfg Config) (*Client, error) {
 	if c.maxPages <= 0 {
 		c.maxPages = DefaultMaxPages
 	}
-	if c.now == nil {
-		c.now = time.Now
-	}
 	if c.observe == nil {
 		c.observe = func(Request) {}
 	}
@@ -193,72 +166,23 @@ func (c *Client) String() string { return "client.Client{" + c.base.Redacted() +
 // GoString keeps %#v from printing internals.
 func (c *Client) GoString() string { return c.String() }
 
-// Overview fetches GET /v1/global-stability.
-func (c *Client) Overview(ctx context.Context) (Overview, error) {
-	var o Overview
-	err := c.document(ctx, EndpointOverview, func(d *decoder) (err error) {
-		o, err = d.overview()
-		return err
-	})
-	return o, err
+// Get sends GET {base}/v1/{endpoint} and hands the body, cut at limit's
+// size, to read, which must consume all of it. It returns *StatusError,
+// *TransportError or *DecodeError, none of whose texts holds the API key,
+// whatever the upstream sent.
+func (c *Client) Get(ctx context.Context, endpoint string, limit Limit, read func(io.Reader) error) error {
+	return c.get(ctx, endpoint, 0, nil, c.limit(limit), read)
 }
 
-// Drilldown fetches GET /v1/global-stability/pillar/{pillar} and hands
-// every valid indicator to indicator (which may be nil), in order, as it
-// is decoded: a drilldown with a million indicators costs no memory. On
-// error, the indicators already handed over are not a whole list: discard
-// them. An unknown pillar is refused before any request is sent.
-func (c *Client) Drilldown(ctx context.Context, p Pillar, indicator func(Indicator)) (Drilldown, error) {
-	if !p.Valid() {
-		_, err := ParsePillar(string(p))
-		return Drilldown{}, err
+func (c *Client) limit(l Limit) int64 {
+	if l == PageLimit {
+		return c.maxBytes
 	}
-	var dd Drilldown
-	err := c.document(ctx, DrilldownEndpoint(p), func(d *decoder) (err error) {
-		d.pillar = p
-		dd, err = d.drilldown(indicator)
-		return err
-	})
-	return dd, err
-}
-
-// Summary fetches GET /v1/summaries.
-func (c *Client) Summary(ctx context.Context) (Summary, error) {
-	var sum Summary
-	err := c.document(ctx, EndpointSummaries, func(d *decoder) (err error) {
-		sum, err = d.summary()
-		return err
-	})
-	return sum, err
-}
-
-// document fetches an endpoint whose body is one object, within
-// MaxDocumentBytes, and decodes it with decode.
-func (c *Client) document(ctx context.Context, endpoint string, decode func(*decoder) error) error {
-	return c.get(ctx, endpoint, 0, nil, c.maxDocBytes, func(r io.Reader) error {
-		d := &decoder{s: c.scanner(r), now: c.now(), maxName: c.maxName, keys: c.keys}
-		defer c.putScanner(d.s)
-		return decode(d)
-	})
-}
-
-// scanner returns a scanner on r with a pooled buffer; putScanner gives
-// the buffer back.
-func (c *Client) scanner(r io.Reader) *scanner {
-	return newScanner(r, *c.buffers.Get().(*[]byte))
-}
-
-func (c *Client) putScanner(s *scanner) {
-	if cap(s.buf) <= scanBufferSize { // a grown one must not stay pinned
-		b := s.buf[:cap(s.buf)]
-		c.buffers.Put(&b)
-	}
+	return c.maxDocBytes
 }
 
 // get sends one GET for endpoint (page is 0 for unpaginated endpoints) and
-// hands the size-limited body to decode, which must consume all of it. It
-// returns *StatusError, *TransportError or *DecodeError, none of whose
-// texts holds the API key, whatever the upstream sent.
+// hands the size-limited body to decode.
 func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, limit int64, decode func(io.Reader) error) error {
 	where := endpoint
 	if page > 0 {
@@ -381,7 +305,10 @@ func (c *Client) statusError(where string, resp *http.Response) error {
 	return se
 }
 
-// classify turns what went wrong while reading a 2xx body into a typed error.
+// classify turns what went wrong while reading a 2xx body into a typed
+// error: the connection (or the limit) first, since a reader that failed
+// makes any decoder fail; then what the decoder said, with the start of the
+// body when it was not JSON.
 func (c *Client) classify(where string, body *limitedBody, limit int64, err error) error {
 	switch {
 	case errors.Is(body.err, ErrBodyTooLarge):
@@ -390,20 +317,16 @@ func (c *Client) classify(where string, body *limitedBody, limit int64, err erro
 		// The connection failed mid-body: reset, deadline, or cut short.
 		return &TransportError{Endpoint: where, Err: c.redactError(fmt.Errorf("reading body: %w", body.err))}
 	}
-	var fe *fieldError
-	if errors.As(err, &fe) {
-		return &DecodeError{Endpoint: where, Field: fe.field, Err: c.redactError(fe.err)}
+	de := &DecodeError{}
+	if errors.As(err, &de) {
+		return &DecodeError{Endpoint: where, Field: de.Field, Err: c.redactError(de.Err)}
 	}
-	var ss *syntaxError
-	if errors.As(err, &ss) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if errors.Is(err, ErrNotJSON) {
 		msg := err.Error()
-		if errors.Is(err, io.EOF) {
-			msg = "empty body"
-		}
 		if head := c.excerpt(string(body.head), 80); head != "" {
 			msg += fmt.Sprintf(" (body starts %q)", head)
 		}
-		return &DecodeError{Endpoint: where, Err: c.redactError(fmt.Errorf("not valid JSON: %s", msg))}
+		return &DecodeError{Endpoint: where, Err: c.redactError(errors.New(msg))}
 	}
 	return &DecodeError{Endpoint: where, Err: c.redactError(err)}
 }
@@ -485,11 +408,3 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// fieldError locates a problem in the document that fails it as a whole.
-type fieldError struct {
-	field string
-	err   error
-}
-
-func (e *fieldError) Error() string { return "field " + e.field + ": " + e.err.Error() }

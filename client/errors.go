@@ -22,8 +22,7 @@ var (
 	ErrTooManyPages = errors.New("too many pages")          // more than Config.MaxPages
 	ErrCursorLoop   = errors.New("cursor repeated")         // the server sent a cursor seen before in this walk
 	ErrBadContent   = errors.New("not a JSON response")     // a Content-Type that is not JSON
-
-	errMissing = errors.New("missing or null")
+	ErrNotJSON      = errors.New("not valid JSON")          // a body that does not parse; decoders wrap it
 )
 
 // excerptBytes bounds how much of an error body is kept for the message.
@@ -89,6 +88,9 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
+	if e.Endpoint == "" { // as a decoder returns it, before the client names the endpoint
+		return "field " + e.Field + ": " + e.Err.Error()
+	}
 	if e.Field == "" {
 		return e.Endpoint + ": decode: " + e.Err.Error()
 	}

@@ -1,6 +1,10 @@
 package client
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/global-stability/global_stability_exporter/internal/redact"
+)
 
 // Redact removes from s every piece of an API key this client has sent
 // (see package redact for the forms covered). Use it on any text that may
@@ -31,3 +35,6 @@ func (c *Client) redactError(err error) error {
 	}
 	return err
 }
+
+// Keys is the key ring of every key the client has sent.
+func (c *Client) Keys() *redact.Keyring { return c.keys }

@@ -87,7 +87,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 					mu.Lock()
 					status, offset = st, off
 					mu.Unlock()
-					_, err := c.Summary(context.Background())
+					_, err := summary(c)
 					check(t, fmt.Sprintf("status %d, key at %d", st, off), err)
 				}
 			}
@@ -105,7 +105,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 			for name, response := range raw {
 				srv := rawServer(t, response)
 				c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.APIKey = client.StaticKey(key) })
-				_, err := c.Overview(context.Background())
+				_, err := overview(c)
 				check(t, name, err)
 				t.Logf("%s: %v", name, err)
 			}
@@ -182,7 +182,7 @@ func TestRedirectsStayWithinTheOrigin(t *testing.T) {
 			// does with follow_redirects); the client's own policy must win.
 			hc := &http.Client{Transport: srv.Client().Transport}
 			c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.HTTPClient = hc })
-			_, err := c.Summary(context.Background())
+			_, err := summary(c)
 			if tt.ok {
 				if err != nil {
 					t.Fatalf("same-origin redirect: %v", err)
@@ -211,7 +211,7 @@ func TestRedirectTargetIsNamed(t *testing.T) {
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "https://api.example.net/v1/summaries?token=abc", http.StatusMovedPermanently)
 	})
-	_, err := newClient(t, srv.URL).Summary(context.Background())
+	_, err := summary(newClient(t, srv.URL))
 	if !errors.Is(err, client.ErrRedirectRefused) || !strings.Contains(err.Error(), "https://api.example.net/v1/summaries") || strings.Contains(err.Error(), "token") {
 		t.Fatalf("err = %v, want a refusal naming https://api.example.net/v1/summaries without its query", err)
 	}
@@ -222,7 +222,7 @@ func TestRedact(t *testing.T) {
 	key := randomKey(t, 40)
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusTeapot) })
 	c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.APIKey = client.StaticKey(key) })
-	_, _ = c.Summary(context.Background()) // the client has now sent the key
+	_, _ = summary(c) // the client has now sent the key
 	line := "Unsolicited response received on idle HTTP channel starting with \"Bearer " + key[:20]
 	if got := c.Redact(line); keyPiece(got, key) != "" {
 		t.Errorf("Redact(%q) = %q", line, got)
@@ -256,7 +256,7 @@ func TestSameOriginRedirectKeepsTheKey(t *testing.T) {
 	}}
 	t.Cleanup(transport.CloseIdleConnections)
 	c := newClient(t, "http://api.example.test", func(cfg *client.Config) { cfg.HTTPClient = &http.Client{Transport: transport} })
-	if _, err := c.Summary(context.Background()); err != nil {
+	if _, err := summary(c); err != nil {
 		t.Fatalf("a same-origin redirect to the host in upper case: %v", err)
 	}
 }

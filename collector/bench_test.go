@@ -15,6 +15,8 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -42,7 +44,7 @@ func (rp *replay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // benchScraper is an exporter on a replayed simulator with pages of 1,000
 // events.
-func benchScraper(b *testing.B, events int, cacheTTL time.Duration) *collector.Scraper {
+func benchScraper(b *testing.B, events int, cacheTTL time.Duration) *collector.Collections {
 	b.Helper()
 	sim := simulator.New(simulator.Config{Key: testKey, Events: events, PageSize: 1000, Now: func() time.Time { return fixedNow }})
 	srv := httptest.NewServer(&replay{sim: sim, got: map[string]*httptest.ResponseRecorder{}})
@@ -51,7 +53,7 @@ func benchScraper(b *testing.B, events int, cacheTTL time.Duration) *collector.S
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := collector.NewScraper(collector.Config{Client: cl, Logger: log.NewNopLogger(), Pillars: true, Conflict: true, Briefings: true, Summary: true, CacheTTL: cacheTTL})
+	s := collector.NewCollections(collector.Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All(), CacheTTL: cacheTTL})
 	return s
 }
 
@@ -72,7 +74,7 @@ func BenchmarkCollection(b *testing.B) {
 	}
 }
 
-func collect(b *testing.B, s *collector.Scraper) {
+func collect(b *testing.B, s *collector.Collections) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(s.NewExporter(context.Background()))
 	mfs, err := reg.Gather()
@@ -86,7 +88,7 @@ func collect(b *testing.B, s *collector.Scraper) {
 // for it (gzip-compressed text).
 func BenchmarkRenderMetrics(b *testing.B) {
 	s := benchScraper(b, 1000, time.Hour)
-	h := collector.NewHandler(collector.HandlerOpts{Scraper: s, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 10 * time.Second})
+	h := handler.New(handler.Options{Collections: s, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 10 * time.Second})
 	get := func() *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		r.Header.Set("Accept-Encoding", "gzip")

@@ -25,6 +25,8 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
@@ -39,7 +41,7 @@ var fixedNow = time.Date(2026, 11, 22, 4, 37, 12, 0, time.UTC)
 type env struct {
 	sim     *simulator.Simulator
 	handler http.Handler
-	scraper *collector.Scraper
+	scraper *collector.Collections
 	logs    *syncBuffer
 	close   func() // stops the upstream and closes idle connections
 }
@@ -62,7 +64,7 @@ func (s *syncBuffer) String() string {
 }
 
 func allOn(cfg *collector.Config) {
-	cfg.Pillars, cfg.Conflict, cfg.Briefings, cfg.Summary = true, true, true, true
+	cfg.Endpoints = endpoint.All()
 }
 
 // newEnv starts the simulator (or upstream, when given) and an exporter.
@@ -106,9 +108,9 @@ func newEnvWithClient(t *testing.T, simCfg simulator.Config, upstream http.Handl
 	for _, m := range mods {
 		m(&cfg)
 	}
-	e.scraper = collector.NewScraper(cfg)
-	e.handler = collector.NewHandler(collector.HandlerOpts{
-		Scraper:        e.scraper,
+	e.scraper = collector.NewCollections(cfg)
+	e.handler = handler.New(handler.Options{
+		Collections:    e.scraper,
 		Gatherer:       prometheus.NewRegistry(),
 		Logger:         logger,
 		DefaultTimeout: 5 * time.Second,
@@ -212,7 +214,7 @@ func TestWholeContractWhenHealthy(t *testing.T) {
 	if code != 200 || s["global_stability_up"] != 1 {
 		t.Fatalf("status %d, up %v\n%s", code, s["global_stability_up"], body)
 	}
-	for _, endpoint := range client.Endpoints() {
+	for _, endpoint := range endpointLabels() {
 		if s[fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", endpoint)] != 1 {
 			t.Errorf("endpoint %s: scrape_success not 1", endpoint)
 		}
@@ -233,7 +235,7 @@ func TestWholeContractWhenHealthy(t *testing.T) {
 // TestPartialFailure breaks one endpoint at a time: it alone reports
 // failure and loses its series; everything else is whole; /metrics is 200.
 func TestPartialFailure(t *testing.T) {
-	for _, broken := range client.Endpoints() {
+	for _, broken := range endpointLabels() {
 		t.Run(broken, func(t *testing.T) {
 			e := newEnv(t, simulator.Config{Events: 30, PageSize: 10}, nil)
 			e.sim.SetFault(broken, simulator.Fault{Kind: simulator.FaultStatus, Status: 503})
@@ -242,7 +244,7 @@ func TestPartialFailure(t *testing.T) {
 			if code != 200 || s["global_stability_up"] != 0 {
 				t.Fatalf("status %d up %v, want 200 and up 0", code, s["global_stability_up"])
 			}
-			for _, endpoint := range client.Endpoints() {
+			for _, endpoint := range endpointLabels() {
 				want := 1.0
 				if endpoint == broken {
 					want = 0
@@ -315,14 +317,14 @@ func TestScrapeTimeout(t *testing.T) {
 		{h("86400.5"), 10 * time.Second},
 	}
 	for _, tt := range tests {
-		if got := collector.ScrapeTimeout(tt.header, 10*time.Second, 500*time.Millisecond); got != tt.want {
+		if got := handler.ScrapeTimeout(tt.header, 10*time.Second, 500*time.Millisecond); got != tt.want {
 			t.Errorf("ScrapeTimeout(%v) = %v, want %v", tt.header, got, tt.want)
 		}
 	}
 }
 
 func TestCollectorToggles(t *testing.T) {
-	e := newEnv(t, simulator.Config{}, nil, func(c *collector.Config) { c.Pillars, c.Conflict, c.Briefings, c.Summary = false, false, false, false })
+	e := newEnv(t, simulator.Config{}, nil, func(c *collector.Config) { c.Endpoints = []*endpoint.Endpoint{endpoint.Overview} })
 	_, body := e.scrape(t, "")
 	s := series(t, body)
 	if got := e.sim.TotalRequests(); got != 1 || s["global_stability_up"] != 1 {
@@ -356,7 +358,7 @@ func TestLabelValuesAreEscapedAndCapped(t *testing.T) {
 	api := fakeAPI(healthyBodies(func(p string) string {
 		return `{"pillar":"` + p + `","delta_24h":0.5,"indicators":[` + strings.Join(inds, ",") + `],"as_of":"2026-11-22T00:00:00Z"}`
 	}, `{"score":50,"trend":"vers le \"haut\"\\n","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`))
-	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.MaxLabelValues = 3 })
+	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.Endpoint.MaxLabelValues = 3 })
 	code, body := e.scrape(t, "")
 	s := series(t, body)
 	if code != 200 || s["global_stability_up"] != 1 {
@@ -366,7 +368,7 @@ func TestLabelValuesAreEscapedAndCapped(t *testing.T) {
 		t.Errorf("trend label did not round-trip:\n%s", body)
 	}
 	// The cap is per pillar: each keeps its first three keys, in the API's order.
-	for _, p := range client.Pillars() {
+	for _, p := range endpoint.Pillars {
 		for i, k := range weird[:3] {
 			key := fmt.Sprintf(`global_stability_pillar_indicator{indicator=%q,pillar=%q}`, k, p)
 			if v, ok := s[key]; !ok || v != float64(i) {
@@ -397,8 +399,8 @@ func healthyBodies(drilldown func(pillar string) string, overview string) map[st
 		"briefings":        `{"briefings":[],"next_cursor":null}`,
 		"summaries":        `{"summary":"s","as_of":"2026-11-22T00:00:00Z"}`,
 	}
-	for _, p := range client.Pillars() {
-		bodies[client.DrilldownEndpoint(p)] = drilldown(string(p))
+	for _, p := range endpoint.Pillars {
+		bodies["global-stability/pillar/"+string(p)] = drilldown(string(p))
 	}
 	return bodies
 }
@@ -454,7 +456,7 @@ func TestConflictGrid(t *testing.T) {
 		"conflict":         `{"events":[` + strings.Join(events, ",") + `],"next_cursor":null}`,
 	})
 	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) {
-		c.Pillars, c.Briefings, c.Summary = false, false, false
+		c.Endpoints = []*endpoint.Endpoint{endpoint.Overview, endpoint.Conflict}
 	})
 	_, body := e.scrape(t, "")
 	s := series(t, body)
@@ -473,9 +475,9 @@ func TestConflictGrid(t *testing.T) {
 
 	// The label cap applies: with room for one cell, only the busiest stays.
 	e = newEnv(t, simulator.Config{}, api, func(c *collector.Config) {
-		c.Pillars, c.Briefings, c.Summary = false, false, false
-		c.MaxLabelValues = 1
-		c.GridDegrees = 10
+		c.Endpoints = []*endpoint.Endpoint{endpoint.Overview, endpoint.Conflict}
+		c.Endpoint.MaxLabelValues = 1
+		c.Endpoint.GridDegrees = 10
 	})
 	_, body = e.scrape(t, "")
 	s = series(t, body)

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/go-kit/log/level"
 )
 
@@ -32,33 +33,33 @@ func (c *conditions) set(key string, on bool) bool {
 }
 
 // noteData logs what a collection of endpoint left out, once per change.
-func (s *Scraper) noteData(endpoint string, d *endpointData) {
-	if n := d.invalid.Total(); s.conditions.set("invalid "+endpoint, n > 0) {
+func (s *Collections) noteData(endpoint string, d endpoint.Result) {
+	if n := d.Invalid.Total(); s.conditions.set("invalid "+endpoint, n > 0) {
 		if n > 0 {
 			level.Warn(s.logger).Log("msg", "the API sent invalid values; they are left out and counted in global_stability_invalid_values (logged again only once this changes)",
-				"endpoint", endpoint, "invalid", n, "first", d.invalid.First)
+				"endpoint", endpoint, "invalid", n, "first", d.Invalid.First)
 		} else {
 			level.Info(s.logger).Log("msg", "the API's values are all valid again", "endpoint", endpoint)
 		}
 	}
-	names := make([]string, 0, len(d.dropped))
-	for name := range d.dropped {
+	names := make([]string, 0, len(d.Dropped))
+	for name := range d.Dropped {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		n := d.dropped[name]
+		n := d.Dropped[name]
 		if !s.conditions.set("dropped "+endpoint+" "+name, n > 0) {
 			continue
 		}
 		if n > 0 {
-			level.Warn(s.logger).Log("msg", "series left out: more distinct label values than --collector.max-label-values (the busiest are kept; logged again only once this changes)",
-				"endpoint", endpoint, "metric", name, "dropped", n, "limit", s.maxLabelValues)
+			level.Warn(s.logger).Log("msg", "series left out: more distinct label values than --collector.max-label-values (logged again only once this changes)",
+				"endpoint", endpoint, "metric", name, "dropped", n, "limit", s.config.MaxLabelValues)
 		} else {
 			level.Info(s.logger).Log("msg", "no series left out any more", "endpoint", endpoint, "metric", name)
 		}
 	}
-	if d.duplicates > 0 {
-		level.Debug(s.logger).Log("msg", "events repeated on later pages of the walk were counted once", "endpoint", endpoint, "repeated", d.duplicates)
+	if d.Duplicates > 0 {
+		level.Debug(s.logger).Log("msg", "events repeated on later pages of the walk were counted once", "endpoint", endpoint, "repeated", d.Duplicates)
 	}
 }

@@ -1,8 +1,7 @@
 package collector
 
 import (
-	"time"
-
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,25 +31,21 @@ func (e *emitter) gauge(desc *prometheus.Desc, v float64, labels ...string) {
 
 // endpoint sends what one endpoint that answered contributes: its data
 // series, its invalid values by field, and its share of the dropped series.
-func (e *emitter) endpoint(endpoint string, fields []string, d *endpointData) {
-	d.emit(e)
-	for _, f := range fields {
-		e.gauge(invalidValuesDesc, float64(d.invalid.Counts[f]), endpoint, f)
+func (e *emitter) endpoint(ep *endpoint.Endpoint, r endpoint.Result) {
+	for _, s := range r.Samples {
+		e.gauge(dataDescs()[s.Metric], s.Value, s.Labels...)
 	}
-	for name, n := range d.dropped {
+	for _, f := range ep.InvalidFields() {
+		e.gauge(invalidValuesDesc, float64(r.Invalid.Counts[f]), ep.Label, f)
+	}
+	for name, n := range r.Dropped {
 		e.dropped[name] += n
 	}
 }
 
 // finish sends the dropped-series gauge of every capped metric.
 func (e *emitter) finish() {
-	for _, c := range cappedDescs {
-		e.gauge(labelValuesDroppedDesc, float64(e.dropped[c.name]), c.name)
+	for _, m := range cappedMetrics() {
+		e.gauge(labelValuesDroppedDesc, float64(e.dropped[m.Name]), m.Name)
 	}
-}
-
-// unixSeconds keeps fractions of a second, for any year: UnixNano would
-// overflow outside 1678-2262 and turn Go's zero time into a date in 1754.
-func unixSeconds(t time.Time) float64 {
-	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }

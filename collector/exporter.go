@@ -11,24 +11,24 @@ import (
 // Exporter is the prometheus.Collector of one scrape: register it on a
 // fresh registry per request, bound to that request's deadline. The
 // /metrics handler does not use it (it shares a collection's rendering
-// between scrapes, see Scraper.gather); tests and benchmarks do, through
+// between scrapes, see Collections.Gather); tests and benchmarks do, through
 // testutil.
 type Exporter struct {
 	ctx     context.Context
-	scraper *Scraper
+	scraper *Collections
 }
 
 var _ prometheus.Collector = (*Exporter)(nil)
 
 // NewExporter returns the collector for one scrape. ctx bounds how long
 // Collect waits for the API; it should carry the scrape's deadline.
-func (s *Scraper) NewExporter(ctx context.Context) *Exporter {
+func (s *Collections) NewExporter(ctx context.Context) *Exporter {
 	return &Exporter{ctx: ctx, scraper: s}
 }
 
 // Describe announces every metric the exporter can emit.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescs {
+	for _, d := range allDescs() {
 		ch <- d
 	}
 }
@@ -90,10 +90,10 @@ func emitOutcomes(em *emitter, outcomes []outcome) {
 		if o.err != nil {
 			success, up = 0, 0
 		} else {
-			em.endpoint(o.endpoint, o.fields, o.data)
+			em.endpoint(o.endpoint, o.data)
 		}
-		em.gauge(scrapeSuccessDesc, success, o.endpoint)
-		em.gauge(scrapeDurationDesc, o.duration.Seconds(), o.endpoint)
+		em.gauge(scrapeSuccessDesc, success, o.endpoint.Label)
+		em.gauge(scrapeDurationDesc, o.duration.Seconds(), o.endpoint.Label)
 	}
 	em.gauge(upDesc, up)
 	em.finish()
@@ -101,9 +101,9 @@ func emitOutcomes(em *emitter, outcomes []outcome) {
 
 // emitBackoff sends the back-off gauge of each endpoint: time left now, so
 // it belongs to the scrape, not to the collection it shares.
-func (s *Scraper) emitBackoff(em *emitter, outcomes []outcome) {
+func (s *Collections) emitBackoff(em *emitter, outcomes []outcome) {
 	for _, o := range outcomes {
-		em.gauge(backoffDesc, s.backoffRemaining(o.endpoint).Seconds(), o.endpoint)
+		em.gauge(backoffDesc, s.backoffRemaining(o.endpoint.Label).Seconds(), o.endpoint.Label)
 	}
 }
 
@@ -111,7 +111,7 @@ func failures(outcomes []outcome) []failure {
 	var fs []failure
 	for _, o := range outcomes {
 		if o.err != nil {
-			fs = append(fs, failure{o.endpoint, o.err})
+			fs = append(fs, failure{o.endpoint.Label, o.err, o.endpoint.Paged})
 		}
 	}
 	return fs
@@ -119,7 +119,7 @@ func failures(outcomes []outcome) []failure {
 
 // finishScrape logs a scrape's failures (see failureLog) and keeps its
 // outcome for LastScrape.
-func (s *Scraper) finishScrape(outcomes []outcome) {
+func (s *Collections) finishScrape(outcomes []outcome) {
 	fs := failures(outcomes)
 	s.failures.report(fs)
 	st := ScrapeStatus{At: time.Now(), Endpoints: len(outcomes)}
@@ -140,7 +140,7 @@ type ScrapeStatus struct {
 
 // LastScrape returns the outcome of the latest scrape, or false before the
 // first.
-func (s *Scraper) LastScrape() (ScrapeStatus, bool) {
+func (s *Collections) LastScrape() (ScrapeStatus, bool) {
 	s.lastMu.Lock()
 	defer s.lastMu.Unlock()
 	if s.last == nil {

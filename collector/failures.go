@@ -25,6 +25,7 @@ const failureRepeat = 5 * time.Minute
 type failure struct {
 	endpoint string
 	err      error
+	paged    bool // its body limit is a page's
 }
 
 // failureLog logs the failures of each scrape as one line naming every
@@ -145,7 +146,7 @@ func failureHint(failures []failure) string {
 		case errors.Is(f.err, client.ErrRedirectRefused):
 			redirected = true
 		case errors.Is(f.err, client.ErrBodyTooLarge):
-			if f.endpoint == client.EndpointConflict || f.endpoint == client.EndpointBriefings {
+			if f.paged {
 				tooLarge["--api.max-response-bytes"] = true
 			} else {
 				tooLarge["--api.max-document-bytes"] = true

@@ -33,8 +33,8 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 	}
 	outage := func(retryAfter time.Duration) []failure {
 		return []failure{
-			{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: retryAfter}},
-			{"briefings", fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", retryAfter)},
+			{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: retryAfter}},
+			{endpoint: "briefings", err: fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", retryAfter)},
 		}
 	}
 
@@ -63,7 +63,7 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 	}
 	// Another failure is news at once.
 	now = now.Add(15 * time.Second)
-	l.report([]failure{{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+	l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
 	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "HTTP 500") || strings.Contains(got[0], "not_logged") {
 		t.Errorf("a different failure: want it logged at once, got %q", got)
 	}
@@ -74,19 +74,19 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 		t.Errorf("recovery: want one line, got %q", got)
 	}
 	// And a failure after recovery is news again, even if it is the old one.
-	l.report([]failure{{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+	l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
 	if got := lines(); len(got) != 1 {
 		t.Errorf("the old failure after a recovery: want it logged, got %q", got)
 	}
 	// Scraped less often than failureRepeat: each scrape's line, with
 	// nothing said about scrapes left out, since none were.
 	now = now.Add(failureRepeat + time.Second)
-	l.report([]failure{{"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+	l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
 	if got := lines(); len(got) != 1 || strings.Contains(got[0], "not_logged") {
 		t.Errorf("a slow scrape's repeat: want one line without a count, got %q", got)
 	}
 	// A refused key: the line carries the hint.
-	l.report([]failure{{"summaries", &client.StatusError{Endpoint: "summaries", StatusCode: 401}}})
+	l.report([]failure{{endpoint: "summaries", err: &client.StatusError{Endpoint: "summaries", StatusCode: 401}}})
 	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "hint=") {
 		t.Errorf("a 401: want the hint in the line, got %q", got)
 	}
@@ -100,22 +100,22 @@ func TestFailureHints(t *testing.T) {
 		failures []failure
 		want     string // substring of the hint; "" for none
 	}{
-		{"401", []failure{{"summaries", auth}}, "--api.key-file"},
-		{"403 among others", []failure{{"conflict", errors.New("timeout")}, {"summaries", &client.StatusError{Endpoint: "summaries", StatusCode: 403}}}, "key"},
-		{"404 everywhere", []failure{{"summaries", notFound}, {"conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 404}}}, "--api.url"},
-		{"404 on one of two", []failure{{"summaries", notFound}, {"conflict", errors.New("timeout")}}, ""},
-		{"timeout", []failure{{"conflict", errors.New("timeout")}}, ""},
+		{"401", []failure{{endpoint: "summaries", err: auth}}, "--api.key-file"},
+		{"403 among others", []failure{{endpoint: "conflict", err: errors.New("timeout")}, {endpoint: "summaries", err: &client.StatusError{Endpoint: "summaries", StatusCode: 403}}}, "key"},
+		{"404 everywhere", []failure{{endpoint: "summaries", err: notFound}, {endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 404}}}, "--api.url"},
+		{"404 on one of two", []failure{{endpoint: "summaries", err: notFound}, {endpoint: "conflict", err: errors.New("timeout")}}, ""},
+		{"timeout", []failure{{endpoint: "conflict", err: errors.New("timeout")}}, ""},
 		{"connection refused everywhere", []failure{
-			{"summaries", &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
-			{"conflict", &client.TransportError{Endpoint: "conflict", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}}}},
+			{endpoint: "summaries", err: &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
+			{endpoint: "conflict", err: &client.TransportError{Endpoint: "conflict", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}}}},
 		}, "host and port of --api.url"},
 		{"connection refused on one of two", []failure{
-			{"summaries", &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
-			{"conflict", errors.New("timeout")},
+			{endpoint: "summaries", err: &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
+			{endpoint: "conflict", err: errors.New("timeout")},
 		}, ""},
-		{"document over its limit", []failure{{"summaries", &client.DecodeError{Endpoint: "summaries", Err: client.ErrBodyTooLarge}}}, "--api.max-document-bytes"},
-		{"page over its limit", []failure{{"briefings", &client.DecodeError{Endpoint: "briefings page 2", Err: client.ErrBodyTooLarge}}}, "--api.max-response-bytes"},
-		{"redirect refused", []failure{{"summaries", &client.TransportError{Endpoint: "summaries", Err: client.ErrRedirectRefused}}}, "redirected"},
+		{"document over its limit", []failure{{endpoint: "summaries", err: &client.DecodeError{Endpoint: "summaries", Err: client.ErrBodyTooLarge}}}, "--api.max-document-bytes"},
+		{"page over its limit", []failure{{endpoint: "briefings", err: &client.DecodeError{Endpoint: "briefings page 2", Err: client.ErrBodyTooLarge}, paged: true}}, "--api.max-response-bytes"},
+		{"redirect refused", []failure{{endpoint: "summaries", err: &client.TransportError{Endpoint: "summaries", Err: client.ErrRedirectRefused}}}, "redirected"},
 	} {
 		hint := failureHint(tc.failures)
 		if (tc.want == "") != (hint == "") || !strings.Contains(hint, tc.want) {
@@ -130,14 +130,14 @@ func TestFailureHints(t *testing.T) {
 func TestOneClausePerCause(t *testing.T) {
 	body := strings.Repeat("invalid or revoked API key; see https://docs.example.com/auth ", 3)
 	var fs []failure
-	for _, e := range client.Endpoints() {
+	for _, e := range []string{"global-stability", "global-stability/pillar/conflict", "global-stability/pillar/cyber", "global-stability/pillar/supply_chain", "global-stability/pillar/macro", "conflict", "briefings", "summaries"} {
 		where := e
-		if e == client.EndpointConflict {
+		if e == "conflict" {
 			where = e + " page 1"
 		}
-		fs = append(fs, failure{e, &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: body}})
+		fs = append(fs, failure{endpoint: e, err: &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: body}})
 	}
-	fs = append(fs[:2], append([]failure{{"briefings", errors.New("briefings: no answer within the scrape deadline")}}, fs[2:]...)...)
+	fs = append(fs[:2], append([]failure{{endpoint: "briefings", err: errors.New("briefings: no answer within the scrape deadline")}}, fs[2:]...)...)
 	text := errorText(fs)
 	if n := strings.Count(text, "invalid or revoked"); n != 3 {
 		t.Errorf("the 401 body appears %d/3 times:\n%s", n/3, text)

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/global-stability/global_stability_exporter/client"
-	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
@@ -138,7 +138,7 @@ func slice[T any](t *testing.T, cases []T) (out []struct {
 	endpoint string
 	c        T
 }) {
-	endpoints := client.Endpoints()
+	endpoints := endpointLabels()
 	for i, c := range cases {
 		for j, endpoint := range endpoints {
 			if !testing.Short() || j == i%len(endpoints) {
@@ -182,7 +182,7 @@ func TestEveryFaultOnEveryEndpoint(t *testing.T) {
 				if got := sample(t, s, "global_stability_up"); got != 0 {
 					t.Errorf("up = %v, want 0", got)
 				}
-				for _, other := range client.Endpoints() {
+				for _, other := range endpointLabels() {
 					ok := other != endpoint
 					if got := sample(t, s, fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", other)); got != map[bool]float64{true: 1, false: 0}[ok] {
 						t.Errorf("scrape_success{endpoint=%q} = %v", other, got)
@@ -273,7 +273,7 @@ func TestEveryInvalidValueOnEveryEndpoint(t *testing.T) {
 			if !iv.gone(s, reference) {
 				t.Errorf("the series of the bad value is still there, or more went with it:\n%s", body)
 			}
-			for _, other := range client.Endpoints() {
+			for _, other := range endpointLabels() {
 				if other == endpoint {
 					continue
 				}
@@ -292,7 +292,7 @@ func TestEveryInvalidValueOnEveryEndpoint(t *testing.T) {
 }
 
 func TestExtraFieldsAreIgnored(t *testing.T) {
-	for _, endpoint := range client.Endpoints() {
+	for _, endpoint := range endpointLabels() {
 		doc := healthyBody(t, endpoint)
 		if _, paged := doc["next_cursor"]; paged {
 			doc["next_cursor"] = nil // one fixed body serves every page: make it the last
@@ -333,7 +333,7 @@ func TestKeyEchoedByUpstreamIsRedacted(t *testing.T) {
 
 func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
 	e := newEnv(t, simulator.Config{Latency: 500 * time.Millisecond}, nil)
-	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second, MaxRequests: 2})
+	h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second, MaxRequests: 2})
 	codes := make(chan int, 6)
 	for range 6 {
 		go func() {
@@ -355,7 +355,7 @@ func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
 // sees one collection's worth of requests, and memory stays bounded.
 func TestLoad200ConcurrentScrapes(t *testing.T) {
 	e := newEnv(t, simulator.Config{Latency: 300 * time.Millisecond}, nil)
-	h := collector.NewHandler(collector.HandlerOpts{Scraper: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 10 * time.Second})
+	h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 10 * time.Second})
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -3,6 +3,7 @@ package collector_test
 import (
 	"testing"
 
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"go.uber.org/goleak"
 )
 
@@ -10,4 +11,13 @@ import (
 // server, request and collection a test starts must end with it.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// endpointLabels are the labels of every endpoint, in order.
+func endpointLabels() []string {
+	var out []string
+	for _, e := range endpoint.All() {
+		out = append(out, e.Label)
+	}
+	return out
 }

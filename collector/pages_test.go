@@ -17,6 +17,8 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
@@ -190,13 +192,13 @@ func TestEveryReadBoundary(t *testing.T) {
 	sim := simulator.New(simulator.Config{Key: testKey, Seed: 3, Events: 40, PageSize: 15, Briefings: 4, Now: func() time.Time { return fixedNow }})
 	scrape := func(tr http.RoundTripper) map[string]float64 {
 		t.Helper()
-		cl, err := client.New(client.Config{BaseURL: "http://api.test", APIKey: client.StaticKey(testKey), HTTPClient: &http.Client{Transport: tr}, Now: func() time.Time { return fixedNow }})
+		cl, err := client.New(client.Config{BaseURL: "http://api.test", APIKey: client.StaticKey(testKey), HTTPClient: &http.Client{Transport: tr}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := collector.Config{Client: cl}
+		cfg := collector.Config{Client: cl, Endpoint: endpoint.Config{Now: func() time.Time { return fixedNow }}}
 		allOn(&cfg)
-		h := collector.NewHandler(collector.HandlerOpts{Scraper: collector.NewScraper(cfg), Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second})
+		h := handler.New(handler.Options{Collections: collector.NewCollections(cfg), Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second})
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 		return dataSeries(parseSamples(t, rec.Body.String()))

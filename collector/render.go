@@ -9,7 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// gather is what the /metrics handler exports for one scrape: the
+// Gather is what the /metrics handler exports for one scrape: the
 // collection it shares, rendered once for every scrape that waited for
 // all of it, and its own back-off gauges.
 //
@@ -19,7 +19,7 @@ import (
 // peaked near 300 MiB). Scrapes that saw every result of a collection saw
 // the same thing, so they share one rendering; only a scrape whose
 // deadline cut it short renders what it saw itself.
-func (s *Scraper) gather(ctx context.Context) ([]*dto.MetricFamily, error) {
+func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 	c := s.join(ctx)
 	defer s.leave(c)
 	outcomes, complete := await(ctx, c)
@@ -36,12 +36,12 @@ func (s *Scraper) gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 		return nil, err
 	}
 	own, err := render(s, func(em *emitter) { s.emitBackoff(em, outcomes) })
-	return mergeFamilies(shared, own), err
+	return MergeFamilies(shared, own), err
 }
 
 // render gathers what emit sends into metric families. They are never
 // changed afterwards, so scrapes may share them: encoding only reads.
-func render(s *Scraper, emit func(*emitter)) ([]*dto.MetricFamily, error) {
+func render(s *Collections, emit func(*emitter)) ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(emitCollector{emit: emit, scraper: s}); err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func render(s *Scraper, emit func(*emitter)) ([]*dto.MetricFamily, error) {
 // gathered, not against a description.
 type emitCollector struct {
 	emit    func(*emitter)
-	scraper *Scraper
+	scraper *Collections
 }
 
 func (emitCollector) Describe(chan<- *prometheus.Desc) {}
@@ -63,12 +63,12 @@ func (e emitCollector) Collect(ch chan<- prometheus.Metric) {
 	e.emit(newEmitter(ch, e.scraper.logger))
 }
 
-// mergeFamilies merges lists of families sorted by name into one sorted
+// MergeFamilies merges lists of families sorted by name into one sorted
 // list, without copying a family's metrics unless two lists hold the same
 // name (then it joins them in a new family). prometheus.Gatherers does the
 // same with a consistency check and a hash per metric, which is what a
 // shared rendering saves: it was checked once, when it was gathered.
-func mergeFamilies(lists ...[]*dto.MetricFamily) []*dto.MetricFamily {
+func MergeFamilies(lists ...[]*dto.MetricFamily) []*dto.MetricFamily {
 	var out []*dto.MetricFamily
 	for _, l := range lists {
 		out = append(out, l...)

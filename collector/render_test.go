@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -37,7 +38,7 @@ func TestScrapesThatSawAllShareOneRendering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewScraper(Config{Client: cl, Pillars: true, Conflict: true, Briefings: true, Summary: true})
+	s := NewCollections(Config{Client: cl, Endpoints: endpoint.All()})
 
 	var wg sync.WaitGroup
 	results := make([][]*dto.MetricFamily, 3)
@@ -51,7 +52,7 @@ func TestScrapesThatSawAllShareOneRendering(t *testing.T) {
 				defer cancel()
 			}
 			var err error
-			if results[i], err = s.gather(ctx); err != nil {
+			if results[i], err = s.Gather(ctx); err != nil {
 				t.Error(err)
 			}
 		})
@@ -79,7 +80,7 @@ func TestMergeFamilies(t *testing.T) {
 	}
 	first := []*dto.MetricFamily{f("a", 1), f("c", 3)}
 	second := []*dto.MetricFamily{f("b", 2), f("c", 4)}
-	merged := mergeFamilies(first, second)
+	merged := MergeFamilies(first, second)
 	var names []string
 	for _, mf := range merged {
 		names = append(names, mf.GetName())

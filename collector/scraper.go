@@ -21,66 +21,40 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// Config configures a Scraper.
+// Config configures Collections.
 type Config struct {
 	Client *client.Client
 	Logger log.Logger
-	// Which endpoint groups to collect; the overview is always collected.
-	Pillars, Conflict, Briefings, Summary bool
-	// MaxLabelValues caps the series of a metric whose labels come from
-	// upstream data, per scrape (per pillar for indicators). Default 1000.
-	MaxLabelValues int
+	// Endpoints are those to collect (see endpoint.All and Enabled).
+	Endpoints []*endpoint.Endpoint
+	// Endpoint configures judging and folding: label caps, the grid, the
+	// clock, the key ring.
+	Endpoint endpoint.Config
 	// CacheTTL lets a finished collection serve later scrapes for this
 	// long. 0 shares only collections still in flight.
 	CacheTTL time.Duration
-	// GridDegrees is the cell size of the conflict event grid. Default 5.
-	GridDegrees float64
 }
 
-// DefaultMaxLabelValues is the default of Config.MaxLabelValues: at the
-// default 5° grid, a thousand events spread over the globe fill about 765
-// cells.
-const DefaultMaxLabelValues = 1000
-
-// fetchFunc fetches one endpoint and returns what to export.
-type fetchFunc func(context.Context, *client.Client) (*endpointData, error)
-
-// endpointData is what an endpoint that answered gives a collection.
-type endpointData struct {
-	emit       func(*emitter)
-	invalid    client.Invalid // values left out because invalid
-	dropped    map[string]int // capped metric name → series left out
-	duplicates int            // conflict events repeated across pages, counted once
-}
-
-type task struct {
-	endpoint string
-	fields   []string // the spec fields counted in global_stability_invalid_values
-	fetch    fetchFunc
-}
-
-// Fields whose values are exported, by endpoint: the field label of
-// global_stability_invalid_values.
-var (
-	overviewFields  = []string{"score", "trend", "pillars", "as_of"}
-	drilldownFields = []string{"delta_24h", "indicators", "as_of"}
-	conflictFields  = []string{"events"}
-	briefingFields  = []string{"briefings"}
-	summaryFields   = []string{"as_of"}
-)
-
-// Scraper runs collections and shares them between concurrent scrapes.
-// It lives as long as the process; an Exporter lives for one scrape.
-type Scraper struct {
-	client         *client.Client
-	logger         log.Logger
-	tasks          []task
-	maxLabelValues int
-	cacheTTL       time.Duration
-	conditions     conditions // what has been logged as going on
-	failures       *failureLog
+// Collections runs collections from the API and shares them between the
+// scrapes that arrive while one is in flight (and, with a cache TTL, for a
+// while after). It lives as long as the process; an Exporter lives for one
+// scrape.
+//
+// golang.org/x/sync/singleflight shares a call in flight, but cannot carry
+// what a scrape needs here: it cannot cancel the call when every caller has
+// gone (its function runs on), extend the call's deadline for a caller that
+// joins with a later one, or keep a finished result for a TTL.
+type Collections struct {
+	client     *client.Client
+	logger     log.Logger
+	endpoints  []*endpoint.Endpoint
+	config     endpoint.Config
+	cacheTTL   time.Duration
+	conditions conditions // what has been logged as going on
+	failures   *failureLog
 
 	mu      sync.Mutex
 	current *collection
@@ -94,41 +68,33 @@ type Scraper struct {
 	last   *ScrapeStatus // of the latest scrape; nil before the first
 }
 
-// NewScraper returns a Scraper for cfg.
-func NewScraper(cfg Config) *Scraper {
-	s := &Scraper{
-		client:         cfg.Client,
-		logger:         cfg.Logger,
-		maxLabelValues: cfg.MaxLabelValues,
-		cacheTTL:       cfg.CacheTTL,
-		tasks:          []task{{client.EndpointOverview, overviewFields, fetchOverview}},
-		backoff:        map[string]time.Time{},
+// NewCollections returns Collections for cfg.
+func NewCollections(cfg Config) *Collections {
+	s := &Collections{
+		client:    cfg.Client,
+		logger:    cfg.Logger,
+		endpoints: cfg.Endpoints,
+		config:    cfg.Endpoint,
+		cacheTTL:  cfg.CacheTTL,
+		backoff:   map[string]time.Time{},
 	}
 	if s.logger == nil {
 		s.logger = log.NewNopLogger()
 	}
 	s.failures = &failureLog{logger: s.logger, now: time.Now}
-	if s.maxLabelValues <= 0 {
-		s.maxLabelValues = DefaultMaxLabelValues
-	}
-	if cfg.Pillars {
-		for _, p := range client.Pillars() {
-			s.tasks = append(s.tasks, task{client.DrilldownEndpoint(p), drilldownFields, fetchDrilldown(p, s.maxLabelValues)})
-		}
-	}
-	if cfg.Conflict {
-		if cfg.GridDegrees <= 0 {
-			cfg.GridDegrees = DefaultGridDegrees
-		}
-		s.tasks = append(s.tasks, task{client.EndpointConflict, conflictFields, fetchConflict(cfg.GridDegrees, s.maxLabelValues)})
-	}
-	if cfg.Briefings {
-		s.tasks = append(s.tasks, task{client.EndpointBriefings, briefingFields, fetchBriefings})
-	}
-	if cfg.Summary {
-		s.tasks = append(s.tasks, task{client.EndpointSummaries, summaryFields, fetchSummary})
-	}
 	return s
+}
+
+// Enabled returns the endpoints of all whose group is on (an endpoint
+// without a group always is).
+func Enabled(all []*endpoint.Endpoint, on func(group string) bool) []*endpoint.Endpoint {
+	var out []*endpoint.Endpoint
+	for _, e := range all {
+		if e.Group == "" || on(e.Group) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // collection is one round of requests to every enabled endpoint. It runs
@@ -141,7 +107,7 @@ type collection struct {
 	done    chan struct{} // closed when every result is in
 	cancel  context.CancelCauseFunc
 
-	// Guarded by Scraper.mu.
+	// Guarded by Collections.mu.
 	waiters  int       // scrapes using it
 	deadline time.Time // the latest deadline of those scrapes; zero for none
 	timer    *time.Timer
@@ -158,10 +124,9 @@ type collection struct {
 // result is one endpoint's outcome; its fields are written before done is
 // closed and only read after.
 type result struct {
-	endpoint string
-	fields   []string
+	endpoint *endpoint.Endpoint
 	done     chan struct{}
-	data     *endpointData // nil on error
+	data     endpoint.Result // empty on error
 	err      error
 	duration time.Duration
 }
@@ -173,7 +138,7 @@ var (
 
 // join returns the collection this scrape should use, starting one if
 // none can be shared. Every join must be followed by a leave.
-func (s *Scraper) join(ctx context.Context) *collection {
+func (s *Collections) join(ctx context.Context) *collection {
 	deadline, _ := ctx.Deadline()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,7 +172,7 @@ func deadlineString(d time.Time) string {
 // failures then say nothing about the API. It looks at the results rather
 // than c.done, which closes a moment after the last result: in that gap a
 // collection is finished, not in flight.
-func (s *Scraper) joinable(c *collection) bool {
+func (s *Collections) joinable(c *collection) bool {
 	switch {
 	case c.expired || c.canceled:
 		return false
@@ -233,7 +198,7 @@ func (c *collection) extend(deadline time.Time) {
 
 // leave releases a collection; when the last scrape leaves before it is
 // finished, its requests are canceled (nobody is left to read them).
-func (s *Scraper) leave(c *collection) {
+func (s *Collections) leave(c *collection) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c.waiters--
@@ -262,7 +227,7 @@ func (c *collection) pending() bool {
 // which later scrapes may extend. The collection is not canceled with the
 // request of the scrape that starts it, since other scrapes may join it;
 // leave and the deadline's timer cancel it instead. Called with s.mu held.
-func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
+func (s *Collections) start(ctx context.Context, deadline time.Time) *collection {
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c := &collection{started: time.Now(), done: make(chan struct{}), cancel: cancel, deadline: deadline}
 	if !deadline.IsZero() {
@@ -272,23 +237,23 @@ func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
 		c.timer.Stop()
 	}
 	var wg sync.WaitGroup
-	for _, t := range s.tasks {
-		r := &result{endpoint: t.endpoint, fields: t.fields, done: make(chan struct{})}
+	for _, e := range s.endpoints {
+		r := &result{endpoint: e, done: make(chan struct{})}
 		c.results = append(c.results, r)
 		wg.Go(func() {
 			defer close(r.done)
-			if wait := s.backoffRemaining(t.endpoint); wait > 0 {
+			if wait := s.backoffRemaining(e.Label); wait > 0 {
 				r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
 				return
 			}
-			r.data, r.err = t.fetch(cctx, s.client)
+			r.data, r.err = e.Fetch(cctx, s.client, s.config)
 			r.duration = time.Since(c.started)
 			if r.err == nil {
-				s.noteData(t.endpoint, r.data)
+				s.noteData(e.Label, r.data)
 			}
 			if d, ok := client.RetryAfter(r.err); ok {
 				s.backoffMu.Lock()
-				s.backoff[t.endpoint] = time.Now().Add(d)
+				s.backoff[e.Label] = time.Now().Add(d)
 				s.backoffMu.Unlock()
 			}
 		})
@@ -314,7 +279,7 @@ func (s *Scraper) start(ctx context.Context, deadline time.Time) *collection {
 
 // expire runs when c's deadline timer fires: unless a scrape extended the
 // deadline meanwhile, c's requests are canceled and c is never shared again.
-func (s *Scraper) expire(c *collection) {
+func (s *Collections) expire(c *collection) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -329,7 +294,7 @@ func (s *Scraper) expire(c *collection) {
 }
 
 // backoffRemaining is how long endpoint must not be called yet.
-func (s *Scraper) backoffRemaining(endpoint string) time.Duration {
+func (s *Collections) backoffRemaining(endpoint string) time.Duration {
 	s.backoffMu.Lock()
 	defer s.backoffMu.Unlock()
 	until, ok := s.backoff[endpoint]

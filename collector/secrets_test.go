@@ -16,6 +16,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 )
@@ -183,7 +184,7 @@ func scrapeWithKey(t *testing.T, upstream http.Handler, key string) (string, str
 	logger := level.NewFilter(log.NewLogfmtLogger(logs), level.AllowDebug())
 	cfg := collector.Config{Client: cl, Logger: logger}
 	allOn(&cfg)
-	h := collector.NewHandler(collector.HandlerOpts{Scraper: collector.NewScraper(cfg), Gatherer: prometheus.NewRegistry(), Logger: logger, DefaultTimeout: 5 * time.Second})
+	h := handler.New(handler.Options{Collections: collector.NewCollections(cfg), Gatherer: prometheus.NewRegistry(), Logger: logger, DefaultTimeout: 5 * time.Second})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	return logs.String(), rec.Body.String()

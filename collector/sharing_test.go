@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
 func overviewOnly(c *collector.Config) {
-	c.Pillars, c.Conflict, c.Briefings, c.Summary = false, false, false, false
+	c.Endpoints = []*endpoint.Endpoint{endpoint.Overview}
 }
 
 // TestUnusableTimeoutHeadersHarmNobody: a client looping with a 1ms, NaN

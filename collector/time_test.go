@@ -17,6 +17,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/pipenet"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
@@ -49,8 +50,8 @@ func newBubbleEnv(t *testing.T, upstream http.Handler, mods ...func(*collector.C
 	for _, m := range mods {
 		m(&cfg)
 	}
-	return &bubbleEnv{logs: logs, handler: collector.NewHandler(collector.HandlerOpts{
-		Scraper:        collector.NewScraper(cfg),
+	return &bubbleEnv{logs: logs, handler: handler.New(handler.Options{
+		Collections:    collector.NewCollections(cfg),
 		Gatherer:       prometheus.NewRegistry(),
 		Logger:         logger,
 		DefaultTimeout: 10 * time.Second,
@@ -353,7 +354,7 @@ func TestExpiredCollectionIsNotCached(t *testing.T) {
 func TestScrapeTimeoutHeaderIsHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sim := simulator.New(simulator.Config{Key: testKey})
-		sim.SetFault(client.EndpointConflict, simulator.Fault{Kind: simulator.FaultHang})
+		sim.SetFault("conflict", simulator.Fault{Kind: simulator.FaultHang})
 		e := newBubbleEnv(t, sim) // DefaultTimeout 10s: only the header makes it 1s
 		start := time.Now()
 		s := e.scrape(t, context.Background(), "1.5")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -82,7 +83,7 @@ func TestNoisyPillarOnlyHarmsItself(t *testing.T) {
 	}
 	bodies := healthyBodies(okDrilldown, okOverview)
 	bodies["global-stability/pillar/cyber"] = `{"pillar":"cyber","delta_24h":1,"indicators":[` + strings.Join(flood, ",") + `],"as_of":"2026-11-22T00:00:00Z"}`
-	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.MaxLabelValues = 10 })
+	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.Endpoint.MaxLabelValues = 10 })
 	for range 3 {
 		_, body := e.scrape(t, "")
 		s := series(t, body)
@@ -121,7 +122,7 @@ func TestTimestampsAreExactOrAbsent(t *testing.T) {
 	for _, tt := range tests {
 		body := `{"summary":"s","as_of":"` + tt.asOf + `"}`
 		e := newEnv(t, simulator.Config{}, fakeAPI(map[string]string{"global-stability": okOverview, "summaries": body}), func(c *collector.Config) {
-			c.Pillars, c.Conflict, c.Briefings = false, false, false
+			c.Endpoints = []*endpoint.Endpoint{endpoint.Overview, endpoint.Summary}
 		})
 		_, text := e.scrape(t, "")
 		s := series(t, text)
@@ -166,7 +167,7 @@ func TestRepeatedEventsCountOnce(t *testing.T) {
 		}
 		fakeAPI(map[string]string{"global-stability": okOverview}).ServeHTTP(w, r)
 	})
-	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.Pillars, c.Briefings, c.Summary = false, false, false })
+	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.Endpoints = []*endpoint.Endpoint{endpoint.Overview, endpoint.Conflict} })
 	_, body := e.scrape(t, "")
 	s := series(t, body)
 	if s["global_stability_conflict_events"] != 3 || s[`global_stability_conflict_events_by_category{category="a"}`] != 2 {
@@ -189,7 +190,7 @@ func TestBusiestLabelSetsAreKept(t *testing.T) {
 	add(1, "rare", 70)
 	bodies := healthyBodies(okDrilldown, okOverview)
 	bodies["conflict"] = `{"events":[` + strings.Join(events, ",") + `],"next_cursor":null}`
-	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.MaxLabelValues = 2 })
+	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.Endpoint.MaxLabelValues = 2 })
 	_, body := e.scrape(t, "")
 	s := series(t, body)
 	for _, k := range []string{
@@ -229,7 +230,7 @@ func TestLastingConditionsAreLoggedWhenTheyStartAndEnd(t *testing.T) {
 		mu.Unlock()
 		fakeAPI(b).ServeHTTP(w, r)
 	})
-	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.MaxLabelValues = 10 })
+	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.Endpoint.MaxLabelValues = 10 })
 	lines := func() []string {
 		return strings.Split(strings.TrimSpace(e.logs.String()), "\n")
 	}
@@ -269,7 +270,7 @@ func TestCategoriesAreTrackedUpToTenTimesTheCap(t *testing.T) {
 	}
 	bodies := healthyBodies(okDrilldown, okOverview)
 	bodies["conflict"] = `{"events":[` + strings.Join(events, ",") + `],"next_cursor":null}`
-	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.MaxLabelValues = 1 })
+	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.Endpoint.MaxLabelValues = 1 })
 	_, body := e.scrape(t, "")
 	s := series(t, body)
 	if _, ok := s[`global_stability_conflict_events_by_category{category="late_but_busy"}`]; ok {

@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/dashboards"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/mixin"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
@@ -239,7 +239,7 @@ scrape_configs:
 					t.Errorf("%s / %q: %s ignores the selector %s", d.File, p.Title, tg.Expr, s.selector)
 				}
 				// The pillar dashboard is checked for every pillar.
-				for _, pillar := range client.Pillars() {
+				for _, pillar := range endpoint.Pillars {
 					// $instance is multi-value: Grafana regex-escapes it, with the
 					// backslashes doubled inside a PromQL string.
 					vars := map[string]string{"instance": strings.ReplaceAll(regexp.QuoteMeta(instance), `\`, `\\`), "pillar": string(pillar), "indicator": ".+", "datasource": "prometheus"}
@@ -358,12 +358,12 @@ func TestUnavailableAlertsOnTheRealExporter(t *testing.T) {
 	// simulator's, healthy.
 	faults := map[string]map[string]string{
 		"a": {
-			client.EndpointOverview: `{"score":null,"trend":null,"pillars":null,"as_of":null}`,
+			endpoint.Overview.Label: `{"score":null,"trend":null,"pillars":null,"as_of":null}`,
 		},
 		"b": {
-			client.EndpointOverview:                          `{"score":50,"trend":"stable","pillars":{"conflict":50,"supply_chain":30,"macro":20},"as_of":"` + asOf + `"}`,
-			client.DrilldownEndpoint(client.Pillar("macro")): `{"pillar":"macro","score":20,"delta_24h":1.5,"indicators":[{"key":"inflation","value":3.1}],"as_of":null}`,
-			client.EndpointSummaries:                         `{"summary":"quiet"}`,
+			endpoint.Overview.Label:           `{"score":50,"trend":"stable","pillars":{"conflict":50,"supply_chain":30,"macro":20},"as_of":"` + asOf + `"}`,
+			endpoint.Drilldown("macro").Label: `{"pillar":"macro","score":20,"delta_24h":1.5,"indicators":[{"key":"inflation","value":3.1}],"as_of":null}`,
+			endpoint.Summary.Label:            `{"summary":"quiet"}`,
 		},
 	}
 	targets := map[string]string{} // exporter address → a or b

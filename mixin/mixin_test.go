@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/mixin"
 )
 
@@ -88,7 +88,7 @@ func TestUnavailableAlertsExpectTheExportersSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, p := range client.Pillars() {
+	for _, p := range endpoint.Pillars {
 		want = append(want, string(p))
 	}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
@@ -110,17 +110,17 @@ func TestUnavailableAlertsExpectTheExportersSeries(t *testing.T) {
 		t.Fatalf("GlobalStabilityAsOfUnavailable has no endpoint=~ matcher: %s", expr)
 	}
 	re := regexp.MustCompile("^(?:" + m[1] + ")$") // Prometheus anchors a matcher's regexp
-	for _, p := range client.Pillars() {
-		if e := client.DrilldownEndpoint(p); !re.MatchString(e) {
+	for _, p := range endpoint.Pillars {
+		if e := endpoint.Drilldown(p).Label; !re.MatchString(e) {
 			t.Errorf("GlobalStabilityAsOfUnavailable does not expect the as_of of %s (%s)", e, m[1])
 		}
 	}
-	for e, wanted := range map[string]bool{client.EndpointSummaries: true, client.EndpointConflict: false, client.EndpointBriefings: false, client.EndpointOverview: false} {
+	for e, wanted := range map[string]bool{endpoint.Summary.Label: true, endpoint.Conflict.Label: false, endpoint.BriefingsList.Label: false, endpoint.Overview.Label: false} {
 		if re.MatchString(e) != wanted {
 			t.Errorf("GlobalStabilityAsOfUnavailable's endpoint=~ matches %s: %v, want %v (the overview has its own clause; conflict and briefings have no as_of)", e, !wanted, wanted)
 		}
 	}
-	if !strings.Contains(expr, `endpoint="`+client.EndpointOverview+`"`) {
+	if !strings.Contains(expr, `endpoint="`+endpoint.Overview.Label+`"`) {
 		t.Errorf("GlobalStabilityAsOfUnavailable does not expect the overview's as_of: %s", expr)
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 func main() {
@@ -60,8 +60,12 @@ func main() {
 
 	mux := http.NewServeMux()
 	// The endpoint labels are the paths after /v1/; only their names come
-	// from the client package, none of its request or decoding code.
-	endpoints := client.Endpoints()
+	// from the endpoint descriptions, none of the exporter's request or
+	// decoding code.
+	var endpoints []string
+	for _, e := range endpoint.All() {
+		endpoints = append(endpoints, e.Label)
+	}
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		errs := make([]error, len(endpoints))
 		var wg sync.WaitGroup

@@ -1,4 +1,8 @@
-package collector
+// Package handler serves /metrics: per request, the scrape's deadline from
+// Prometheus' timeout header, a bound on concurrent scrapes, the scrape's
+// share of a collection gathered with the long-lived metrics, and
+// promhttp's encoding and compression. It knows nothing of the API.
+package handler
 
 import (
 	"context"
@@ -14,11 +18,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/global-stability/global_stability_exporter/collector"
 )
 
-// HandlerOpts configures the /metrics handler.
-type HandlerOpts struct {
-	Scraper *Scraper
+// Options configures the /metrics handler.
+type Options struct {
+	Collections *collector.Collections
 	// Gatherer holds the long-lived metrics: build info, Go and process
 	// collectors, API request counters.
 	Gatherer prometheus.Gatherer
@@ -33,16 +39,20 @@ type HandlerOpts struct {
 	MaxRequests int
 }
 
-// NewHandler returns the /metrics handler: per request, a fresh registry
-// with an Exporter bound to the scrape's deadline, gathered together with
-// the long-lived metrics. Upstream failures never change the HTTP status.
-func NewHandler(o HandlerOpts) http.Handler {
+// New returns the /metrics handler: per request, the scrape's share of a
+// collection bound to its deadline, gathered with the long-lived metrics.
+// Upstream failures never change the HTTP status.
+//
+// promhttp's own MaxRequestsInFlight cannot bound scrapes here: the
+// promhttp handler is made per request, to bind its gatherer to that
+// request's deadline, so the bound is this handler's.
+func New(o Options) http.Handler {
 	var inFlight chan struct{}
 	if o.MaxRequests > 0 {
 		inFlight = make(chan struct{}, o.MaxRequests)
 	}
 	errorLog := promhttpLogger{level.Error(o.Logger)}
-	return newGzipHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			// A load balancer's health check or curl -I asks whether the
 			// endpoint answers, not for a round of API requests.
@@ -66,16 +76,15 @@ func NewHandler(o HandlerOpts) http.Handler {
 		gatherer := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 			// The scrape first: its collection is what moves the long-lived
 			// request counters, which then include it.
-			scrape, err := o.Scraper.gather(ctx)
+			scrape, err := o.Collections.Gather(ctx)
 			longLived, err2 := o.Gatherer.Gather()
-			return mergeFamilies(scrape, longLived), errors.Join(err, err2)
+			return collector.MergeFamilies(scrape, longLived), errors.Join(err, err2)
 		})
 		promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
-			ErrorHandling:      promhttp.ContinueOnError,
-			ErrorLog:           errorLog,
-			DisableCompression: true, // gzipHandler compresses, faster
+			ErrorHandling: promhttp.ContinueOnError,
+			ErrorLog:      errorLog,
 		}).ServeHTTP(w, r)
-	}))
+	})
 }
 
 // ScrapeTimeout is how long a scrape may wait for the API: Prometheus'

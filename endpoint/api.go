@@ -1,0 +1,158 @@
+package endpoint
+
+import "github.com/global-stability/global_stability_exporter/client"
+
+// This file is the one place that says what the exporter knows of the API
+// (spec: shared/spec/global-stability-api.md): each endpoint, the fields it
+// reads, the rule that judges each, and the series each becomes. Fetching,
+// judging, emitting, the collector flags, the README's metrics table and
+// the simulator's coverage all follow from these values; see the README's
+// "Adding an endpoint".
+
+// Pillars are the four pillars of the composite score, in the spec's order.
+var Pillars = []string{"conflict", "cyber", "supply_chain", "macro"}
+
+// The series the API's data becomes. Their names, labels and help texts are
+// a contract with users' alerts and dashboards.
+var (
+	Score = &Metric{Name: "global_stability_score",
+		Help: "Composite global stability score, 0-100, lower is more stable (GET /v1/global-stability, field score)."}
+	Trend = &Metric{Name: "global_stability_trend", Labels: []string{"trend"},
+		Help: "Always 1; the trend label carries the direction of the composite score as the API words it (GET /v1/global-stability, field trend)."}
+	PillarScore = &Metric{Name: "global_stability_pillar_score", Labels: []string{"pillar"},
+		Help: "Score of each pillar, 0-100, lower is more stable (GET /v1/global-stability, field pillars)."}
+	AsOf = &Metric{Name: "global_stability_as_of_timestamp_seconds", Labels: []string{"endpoint"},
+		Help: "Time the endpoint's data refers to, as Unix seconds (field as_of of the overview, each drilldown and the summary)."}
+	PillarDelta = &Metric{Name: "global_stability_pillar_delta_24h", Labels: []string{"pillar"},
+		Help: "Change of the pillar's score over the last 24 hours, in the API's units (GET /v1/global-stability/pillar/{pillar}, field delta_24h)."}
+	PillarIndicator = &Metric{Name: "global_stability_pillar_indicator", Labels: []string{"pillar", "indicator"}, Capped: true,
+		Help: "Value of each sub-indicator of a pillar, in the API's units (GET /v1/global-stability/pillar/{pillar}, field indicators; indicator is its key)."}
+	ConflictEvents = &Metric{Name: "global_stability_conflict_events",
+		Help: "Number of recent conflict events returned, over all pages (GET /v1/conflict)."}
+	ConflictEventsByCategory = &Metric{Name: "global_stability_conflict_events_by_category", Labels: []string{"category"}, Capped: true,
+		Help: "Number of recent conflict events per category, over all pages (GET /v1/conflict, field category)."}
+	ConflictEventsByCell = &Metric{Name: "global_stability_conflict_events_by_cell", Labels: []string{"lat", "lon"}, Capped: true,
+		Help: "Number of recent conflict events per grid cell of --collector.conflict.grid-degrees, labelled with the cell's centre (GET /v1/conflict, fields lat and lon). Only non-empty cells."}
+	ConflictEscalationMaxByCell = &Metric{Name: "global_stability_conflict_escalation_max_by_cell", Labels: []string{"lat", "lon"}, Capped: true,
+		Help: "Highest escalation score among recent conflict events per grid cell, labelled with the cell's centre (GET /v1/conflict). Only non-empty cells."}
+	ConflictEscalationMax = &Metric{Name: "global_stability_conflict_escalation_max",
+		Help: "Highest escalation score among recent conflict events (GET /v1/conflict, field escalation). Absent when there are no events."}
+	ConflictEscalationMean = &Metric{Name: "global_stability_conflict_escalation_mean",
+		Help: "Mean escalation score of recent conflict events (GET /v1/conflict, field escalation). Absent when there are no events."}
+	ConflictLatest = &Metric{Name: "global_stability_conflict_latest_event_timestamp_seconds",
+		Help: "Time of the newest recent conflict event, as Unix seconds (GET /v1/conflict, field occurred_at). Absent when there are no events."}
+	Briefings = &Metric{Name: "global_stability_briefings",
+		Help: "Number of briefings returned, over all pages (GET /v1/briefings)."}
+	BriefingLatest = &Metric{Name: "global_stability_briefing_latest_published_timestamp_seconds",
+		Help: "Publication time of the newest briefing, as Unix seconds (GET /v1/briefings, field published_at). Absent when there are no briefings."}
+)
+
+// Overview is GET /v1/global-stability (spec 2.1).
+var Overview = &Endpoint{
+	Label: "global-stability",
+	Limit: client.DocumentLimit,
+	Fields: append([]Field{
+		{Name: "score", Rule: ScoreRule, Metric: Score},
+		{Name: "trend", Rule: Name, Metric: Trend, AsLabel: "trend"},
+		{Name: "as_of", Rule: Timestamp, Metric: AsOf},
+	}, pillarScores()...),
+}
+
+// pillarScores are the members of the overview's pillars object, each
+// counted as "pillars" when bad.
+func pillarScores() []Field {
+	var fs []Field
+	for _, p := range Pillars {
+		fs = append(fs, Field{Name: "pillars." + p, Rule: ScoreRule, Metric: PillarScore, Labels: map[string]string{"pillar": p}})
+	}
+	return fs
+}
+
+// Drilldown is GET /v1/global-stability/pillar/{pillar} (spec 2.2). The
+// pillar's own score is exported from the overview only, so there is one
+// pillar_score series per pillar; it is not read here.
+func Drilldown(pillar string) *Endpoint {
+	return &Endpoint{
+		Label:  "global-stability/pillar/" + pillar,
+		Group:  "pillars",
+		Limit:  client.DocumentLimit,
+		Labels: map[string]string{"pillar": pillar},
+		Fields: []Field{
+			// Not exported, but a drilldown of another pillar is the wrong
+			// answer, not a bad value.
+			{Name: "pillar", Rule: Name, Must: pillar},
+			{Name: "delta_24h", Rule: Number, Metric: PillarDelta},
+			{Name: "as_of", Rule: Timestamp, Metric: AsOf},
+		},
+		List: &List{
+			Name: "indicators",
+			Item: []Field{{Name: "key", Rule: Name}, {Name: "value", Rule: Number}},
+			// The first keys in the API's order: there is no measure of
+			// which matter more.
+			Folds: []Fold{FirstKeys{Metric: PillarIndicator, Key: "key", Value: "value"}},
+		},
+	}
+}
+
+// Conflict is GET /v1/conflict (spec 2.3): recent events, paged.
+var Conflict = &Endpoint{
+	Label: "conflict",
+	Group: "conflict",
+	Limit: client.PageLimit,
+	Paged: true,
+	List: &List{
+		Name: "events",
+		Item: []Field{
+			// Only to count an event once when a list that shifts while it is
+			// walked puts it on two pages; an event without one still counts.
+			{Name: "id", Rule: ID, Optional: true},
+			{Name: "lat", Rule: Latitude},
+			{Name: "lon", Rule: Longitude},
+			{Name: "category", Rule: Name},
+			{Name: "escalation", Rule: Number},
+			{Name: "occurred_at", Rule: Timestamp},
+		},
+		Unique: "id",
+		Folds: []Fold{
+			Count{Metric: ConflictEvents},
+			CountBy{Metric: ConflictEventsByCategory, Field: "category"},
+			Cells{Count: ConflictEventsByCell, Max: ConflictEscalationMaxByCell, Lat: "lat", Lon: "lon", Value: "escalation"},
+			Max{Metric: ConflictEscalationMax, Field: "escalation"},
+			Mean{Metric: ConflictEscalationMean, Field: "escalation"},
+			Newest{Metric: ConflictLatest, Field: "occurred_at"},
+		},
+	},
+}
+
+// BriefingsList is GET /v1/briefings (spec 2.4): only the publication
+// times are read; headlines, texts and tags are skipped unread.
+var BriefingsList = &Endpoint{
+	Label: "briefings",
+	Group: "briefings",
+	Limit: client.PageLimit,
+	Paged: true,
+	List: &List{
+		Name:  "briefings",
+		Item:  []Field{{Name: "published_at", Rule: Timestamp}},
+		Folds: []Fold{Count{Metric: Briefings}, Newest{Metric: BriefingLatest, Field: "published_at"}},
+	},
+}
+
+// Summary is GET /v1/summaries (spec 2.5): its as_of tells whether the
+// 15-minute refresh is happening; its text is not read.
+var Summary = &Endpoint{
+	Label:  "summaries",
+	Group:  "summary",
+	Limit:  client.DocumentLimit,
+	Fields: []Field{{Name: "as_of", Rule: Timestamp, Metric: AsOf}},
+}
+
+// All returns every endpoint, in a stable order: the endpoint labels of
+// global_stability_scrape_success.
+func All() []*Endpoint {
+	all := []*Endpoint{Overview}
+	for _, p := range Pillars {
+		all = append(all, Drilldown(p))
+	}
+	return append(all, Conflict, BriefingsList, Summary)
+}

@@ -1,0 +1,13 @@
+package endpoint_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if a goroutine outlives them: every
+// server, request and collection a test starts must end with it.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,456 @@
+package endpoint
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/global-stability/global_stability_exporter/client"
+)
+
+// Collection is one collection of an endpoint in progress: every page of
+// it is read into it, one value at a time; Result says what it gives.
+type Collection struct {
+	e      *Endpoint
+	c      Config
+	fields []fieldState // by index of e.Fields, for the current document
+	folds  []folding
+	seen   map[uint64]struct{} // hashes of List.Unique values in this walk
+	seed   maphash.Seed
+	result Result
+}
+
+type fieldState struct {
+	seen bool
+	v    Value
+	bad  string
+}
+
+// maxRemembered bounds the values of List.Unique a walk remembers: 8 bytes
+// each in a set, a few MiB at most, far past any plausible page count times
+// page size. Past it, later items are no longer checked.
+const maxRemembered = 250_000
+
+// Start begins a collection of e.
+func (e *Endpoint) Start(c Config) *Collection {
+	col := &Collection{e: e, c: c.withDefaults(), seen: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
+	if e.List != nil {
+		for _, f := range e.List.Folds {
+			col.folds = append(col.folds, f.start(e.List, col.c))
+		}
+	}
+	return col
+}
+
+// Result is what a collection gives once every page has been read.
+type Result struct {
+	Samples    []Sample
+	Invalid    Invalid
+	Dropped    map[string]int // metric name → series left out by a cap
+	Duplicates int            // items of List.Unique repeated across pages, counted once
+}
+
+// Sample is one series: its metric, label values in the metric's order.
+type Sample struct {
+	Metric *Metric
+	Labels []string
+	Value  float64
+}
+
+// sample adds a series, its label values looked up in labels, the first
+// map holding a label winning.
+func (r *Result) sample(m *Metric, v float64, labels ...map[string]string) {
+	values := make([]string, len(m.Labels))
+	for i, name := range m.Labels {
+		for _, l := range labels {
+			if s, ok := l[name]; ok {
+				values[i] = s
+				break
+			}
+		}
+	}
+	r.Samples = append(r.Samples, Sample{Metric: m, Labels: values, Value: v})
+}
+
+func (r *Result) drop(m *Metric, n int) {
+	if r.Dropped == nil {
+		r.Dropped = map[string]int{}
+	}
+	r.Dropped[m.Name] += n
+}
+
+// Invalid counts the values left out, by the spec's name of their field or
+// list, and describes the first of them.
+type Invalid struct {
+	Counts map[string]int
+	First  string // e.g. "events[3].lat: 91 is not a latitude (page 2)"
+}
+
+// Total is the number of values left out.
+func (v Invalid) Total() int {
+	n := 0
+	for _, c := range v.Counts {
+		n += c
+	}
+	return n
+}
+
+func (v *Invalid) add(field, detail string) {
+	if v.Counts == nil {
+		v.Counts = map[string]int{}
+		v.First = detail
+	}
+	v.Counts[field]++
+}
+
+// Result finishes the collection: the fields' series and the folds'.
+func (col *Collection) Result() Result {
+	r := col.result
+	for i, f := range col.e.Fields {
+		st := col.fields[i]
+		if f.Metric == nil || !st.seen || st.bad != "" {
+			continue
+		}
+		v, labels := st.v.Num, []map[string]string{f.Labels, col.e.Labels, {"endpoint": col.e.Label}}
+		if f.AsLabel != "" {
+			v = 1
+			labels = append([]map[string]string{{f.AsLabel: st.v.Str}}, labels...)
+		}
+		r.sample(f.Metric, v, labels...)
+	}
+	for _, f := range col.folds {
+		f.emit(&r, col.e)
+	}
+	return r
+}
+
+// decoderOptions keep the exporter lenient where JSON readers differ:
+// invalid UTF-8 in a string is replaced, not refused, and of a repeated
+// key the last counts (and no set of names is kept per object, which a
+// hostile object of a million keys would make large).
+var decoderOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
+
+// Read reads one document (page counts from 1 on a paged endpoint, 0
+// otherwise) into the collection and returns its next_cursor. An error
+// means the body is not the document the spec describes: discard the
+// collection.
+func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
+	e := col.e
+	d := jsontext.NewDecoder(r, decoderOptions...)
+	col.fields = make([]fieldState, len(e.Fields))
+	tok, err := d.ReadToken()
+	switch {
+	case errors.Is(err, io.EOF):
+		return "", fmt.Errorf("%w: empty body", client.ErrNotJSON)
+	case err != nil:
+		return "", notJSON(err)
+	case tok.Kind() != '{':
+		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(tok.Kind()))}
+	}
+	var haveList, haveNext bool
+	for d.PeekKind() != '}' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return "", notJSON(err)
+		}
+		key := name.String()
+		switch {
+		case e.List != nil && key == e.List.Name:
+			if haveList {
+				return "", &client.DecodeError{Field: key, Err: errors.New("appears twice")}
+			}
+			haveList = true
+			err = col.readList(d, page)
+		case e.Paged && key == "next_cursor":
+			haveNext = true
+			next, err = readCursor(d)
+		case col.isObject(key):
+			err = col.readObject(d, key)
+		default:
+			err = col.readField(d, key, key)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if _, err := d.ReadToken(); err != nil { // the closing brace
+		return "", notJSON(err)
+	}
+	if _, err := d.ReadToken(); !errors.Is(err, io.EOF) {
+		if err == nil {
+			err = errors.New("data after the JSON document")
+		}
+		return "", notJSON(err)
+	}
+	switch {
+	case e.Paged && !haveList:
+		return "", &client.DecodeError{Field: e.List.Name, Err: errors.New("missing or null")}
+	case e.Paged && !haveNext:
+		return "", &client.DecodeError{Field: "next_cursor", Err: errors.New("missing (null is the way to say there are no more pages)")}
+	case e.List != nil && !haveList:
+		col.result.Invalid.add(e.List.Name, e.List.Name+": missing")
+	}
+	for i, f := range e.Fields {
+		st := &col.fields[i]
+		switch {
+		case f.Metric == nil:
+		case !st.seen:
+			col.result.Invalid.add(f.counted(), f.Name+": missing")
+		case st.bad != "":
+			col.result.Invalid.add(f.counted(), f.Name+": "+st.bad)
+		}
+	}
+	return next, nil
+}
+
+// readField judges the value of the document's field path (key, or a.b
+// for a member of object a), or skips it if the endpoint reads no such
+// field.
+func (col *Collection) readField(d *jsontext.Decoder, key, path string) error {
+	i := col.fieldIndex(path)
+	if i < 0 {
+		return skip(d)
+	}
+	raw, err := d.ReadValue()
+	if err != nil {
+		return notJSON(err)
+	}
+	f := col.e.Fields[i]
+	v, bad := f.Rule(raw, &col.c)
+	col.fields[i] = fieldState{seen: true, v: v, bad: bad}
+	if f.Must != "" && bad == "" && v.Str != f.Must {
+		return &client.DecodeError{Field: key, Err: fmt.Errorf("names %q, not the one asked for, %q", v.Str, f.Must)}
+	}
+	return nil
+}
+
+func (col *Collection) fieldIndex(path string) int {
+	for i, f := range col.e.Fields {
+		if f.Name == path {
+			return i
+		}
+	}
+	return -1
+}
+
+// isObject reports whether the endpoint reads members of an object key.
+func (col *Collection) isObject(key string) bool {
+	for _, f := range col.e.Fields {
+		if strings.HasPrefix(f.Name, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// readObject reads object key's members; a value that is not an object
+// makes each member the endpoint reads bad, for the same reason.
+func (col *Collection) readObject(d *jsontext.Decoder, key string) error {
+	members := func(fn func(i int)) {
+		for i, f := range col.e.Fields {
+			if strings.HasPrefix(f.Name, key+".") {
+				fn(i)
+			}
+		}
+	}
+	members(func(i int) { col.fields[i] = fieldState{} }) // the last occurrence of key counts
+	if d.PeekKind() != '{' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return notJSON(err)
+		}
+		members(func(i int) { col.fields[i] = fieldState{seen: true, bad: wrongType(raw, "an object")} })
+		return nil
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return notJSON(err)
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return notJSON(err)
+		}
+		if err := col.readField(d, key, key+"."+name.String()); err != nil {
+			return err
+		}
+	}
+	_, err := d.ReadToken()
+	return notJSON(err)
+}
+
+// readList reads the items of the list one at a time: each is judged field
+// by field, then folded, or left out and counted if a required field is
+// bad. The list of a paged endpoint must be an array; another one that is
+// not is a bad value.
+func (col *Collection) readList(d *jsontext.Decoder, page int) error {
+	l := col.e.List
+	if d.PeekKind() != '[' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return notJSON(err)
+		}
+		if col.e.Paged {
+			return &client.DecodeError{Field: l.Name, Err: errors.New(wrongType(raw, "an array"))}
+		}
+		col.result.Invalid.add(l.Name, l.Name+": "+wrongType(raw, "an array"))
+		return nil
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return notJSON(err)
+	}
+	item := make([]fieldState, len(l.Item))
+	values := make([]Value, len(l.Item))
+	for i := 0; d.PeekKind() != ']'; i++ {
+		why, err := col.readItem(d, item)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			detail := l.Name + "[" + strconv.Itoa(i) + "]" + why
+			if page > 0 {
+				detail += " (page " + strconv.Itoa(page) + ")"
+			}
+			col.result.Invalid.add(l.Name, detail)
+			continue
+		}
+		if col.repeated(item) {
+			col.result.Duplicates++
+			continue
+		}
+		for j := range item {
+			values[j] = item[j].v
+		}
+		for _, f := range col.folds {
+			f.add(values)
+		}
+	}
+	_, err := d.ReadToken()
+	return notJSON(err)
+}
+
+// readItem judges one item into item; why, when set, says what makes it
+// unusable, starting with the path inside the item (".lat: null").
+func (col *Collection) readItem(d *jsontext.Decoder, item []fieldState) (why string, err error) {
+	l := col.e.List
+	clear(item)
+	if d.PeekKind() != '{' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return "", notJSON(err)
+		}
+		return ": " + wrongType(raw, "an object"), nil
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return "", notJSON(err)
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return "", notJSON(err)
+		}
+		i := -1
+		for j, f := range l.Item {
+			if f.Name == name.String() {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			if err := skip(d); err != nil {
+				return "", err
+			}
+			continue
+		}
+		raw, err := d.ReadValue()
+		if err != nil {
+			return "", notJSON(err)
+		}
+		v, bad := l.Item[i].Rule(raw, &col.c)
+		item[i] = fieldState{seen: true, v: v, bad: bad}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return "", notJSON(err)
+	}
+	for i, f := range l.Item {
+		switch {
+		case f.Optional:
+		case !item[i].seen:
+			return "." + f.Name + ": missing", nil
+		case item[i].bad != "":
+			return "." + f.Name + ": " + item[i].bad, nil
+		}
+	}
+	return "", nil
+}
+
+// repeated reports whether the item's Unique value was seen earlier in the
+// walk, and remembers it.
+func (col *Collection) repeated(item []fieldState) bool {
+	l := col.e.List
+	if l.Unique == "" {
+		return false
+	}
+	st := item[l.itemIndex(l.Unique)]
+	if !st.seen || st.bad != "" {
+		return false // an item without a usable id still counts
+	}
+	h := maphash.String(col.seed, st.v.Str)
+	if _, dup := col.seen[h]; dup {
+		return true
+	}
+	if len(col.seen) < maxRemembered {
+		col.seen[h] = struct{}{}
+	}
+	return false
+}
+
+// maxCursorBytes bounds a next_cursor: it goes back in a URL.
+const maxCursorBytes = 4096
+
+// readCursor reads next_cursor: null or "" (no more pages), a string
+// (passed back verbatim) or a number (as its literal text); the spec
+// leaves its format open.
+func readCursor(d *jsontext.Decoder) (string, error) {
+	raw, err := d.ReadValue()
+	if err != nil {
+		return "", notJSON(err)
+	}
+	switch raw.Kind() {
+	case 'n':
+		return "", nil
+	case '"', '0':
+		s := string(raw)
+		if raw.Kind() == '"' {
+			b, _ := jsontext.AppendUnquote(nil, raw)
+			s = string(b)
+		}
+		if len(s) > maxCursorBytes {
+			return "", &client.DecodeError{Field: "next_cursor", Err: fmt.Errorf("longer than %d bytes", maxCursorBytes)}
+		}
+		return s, nil
+	}
+	return "", &client.DecodeError{Field: "next_cursor", Err: errors.New("want a string, a number or null")}
+}
+
+// skip skips a value the exporter does not read, without keeping it.
+func skip(d *jsontext.Decoder) error { return notJSON(d.SkipValue()) }
+
+// notJSON marks a syntax error as the body not being JSON (nil stays nil).
+func notJSON(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%w: %w", client.ErrNotJSON, err)
+}
+
+func kindName(k jsontext.Kind) string {
+	return map[jsontext.Kind]string{'n': "null", 't': "bool", 'f': "bool", '"': "string", '0': "number", '{': "object", '[': "array"}[k]
+}

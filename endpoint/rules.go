@@ -1,0 +1,178 @@
+package endpoint
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Value is a judged value: a number or a string, as its rule reads it (an
+// instant is its Unix seconds).
+type Value struct {
+	Num float64
+	Str string
+}
+
+// Rule judges the raw JSON of one value (already known to be valid JSON):
+// the value, or why it cannot be used (bad is then not empty).
+type Rule func(raw jsontext.Value, c *Config) (v Value, bad string)
+
+// Limits on the values that are kept. A number longer than maxNumberBytes
+// is refused rather than parsed; names are bounded by Config.MaxNameBytes.
+const (
+	maxNumberBytes    = 1024
+	maxTimestampBytes = 64  // RFC 3339 needs 35 at most
+	maxIDBytes        = 256 // a longer event id is not used to spot repeats
+)
+
+// MaxFutureSkew is how far ahead of the exporter's clock a timestamp may be
+// and still be taken as true. A later one is invalid: an as_of a day ahead
+// would keep every staleness alert quiet for a day. An hour covers clock
+// skew and an as_of that names the end of the current window.
+const MaxFutureSkew = time.Hour
+
+// Number is any JSON number a float64 holds: no unit or range is assumed
+// (delta_24h, escalation, an indicator's value).
+func Number(raw jsontext.Value, _ *Config) (Value, string) {
+	if raw.Kind() != '0' {
+		return Value{}, wrongType(raw, "a number")
+	}
+	if len(raw) > maxNumberBytes {
+		return Value{}, fmt.Sprintf("a number of more than %d characters", maxNumberBytes)
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return Value{}, "number out of the range of a float64"
+	}
+	return Value{Num: v}, ""
+}
+
+// within is Number limited to [lo, hi], named what for the message.
+func within(lo, hi float64, why string) Rule {
+	return func(raw jsontext.Value, c *Config) (Value, string) {
+		v, bad := Number(raw, c)
+		if bad == "" && !(v.Num >= lo && v.Num <= hi) { // written so that NaN fails too
+			bad = fmt.Sprintf("%g %s", v.Num, why)
+		}
+		return v, bad
+	}
+}
+
+// ScoreRule is the spec's 0–100 scale of the composite and pillar scores.
+var ScoreRule = within(0, 100, "is outside the spec's 0–100 score scale")
+
+// Latitude and Longitude are positions on Earth.
+var (
+	Latitude  = within(-90, 90, "is not a latitude")
+	Longitude = within(-180, 180, "is not a longitude")
+)
+
+// Name is text that becomes a label value (a trend word, an indicator
+// key, a category): 1 to Config.MaxNameBytes bytes, any UTF-8 (invalid
+// bytes become U+FFFD), never holding a piece of the API key: a label value
+// is written to /metrics as it is.
+func Name(raw jsontext.Value, c *Config) (Value, string) {
+	s, bad := text(raw, c.MaxNameBytes)
+	switch {
+	case bad != "":
+	case s == "":
+		bad = "empty"
+	case c.Keys.Holds(s):
+		bad = "holds a piece of the API key"
+	}
+	return Value{Str: s}, bad
+}
+
+// ID is an identifier only compared, never exported.
+func ID(raw jsontext.Value, _ *Config) (Value, string) {
+	s, bad := text(raw, maxIDBytes)
+	if bad == "" && s == "" {
+		bad = "empty"
+	}
+	return Value{Str: s}, bad
+}
+
+// Timestamp is an instant (see ParseTimestamp) no more than MaxFutureSkew
+// ahead of the clock.
+func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
+	s, bad := text(raw, maxTimestampBytes)
+	if bad != "" {
+		return Value{}, bad
+	}
+	t, err := ParseTimestamp(s)
+	switch {
+	case err != nil:
+		return Value{}, err.Error()
+	case t.After(c.Now().Add(MaxFutureSkew)):
+		return Value{}, fmt.Sprintf("%s is more than %s ahead of this host's clock", t.Format(time.RFC3339), MaxFutureSkew)
+	}
+	return Value{Num: unixSeconds(t)}, ""
+}
+
+// text unquotes a JSON string of at most max bytes once unquoted.
+func text(raw jsontext.Value, max int) (string, string) {
+	if raw.Kind() != '"' {
+		return "", wrongType(raw, "a string")
+	}
+	// Each byte of text takes at least one byte of JSON, and at most six.
+	if len(raw)-2 > 6*max {
+		return "", "longer than " + strconv.Itoa(max) + " bytes"
+	}
+	// The decoder has checked the string's syntax, so the one error left is
+	// invalid UTF-8, which AppendUnquote has replaced by U+FFFD: what is
+	// exported is valid UTF-8.
+	b, _ := jsontext.AppendUnquote(nil, raw)
+	if len(b) > max {
+		return "", "longer than " + strconv.Itoa(max) + " bytes"
+	}
+	return string(b), ""
+}
+
+// wrongType says what a value of the wrong JSON type was.
+func wrongType(raw jsontext.Value, want string) string {
+	if raw.Kind() == 'n' {
+		return "null"
+	}
+	return fmt.Sprintf("got JSON %s where %s is due", kindName(raw.Kind()), want)
+}
+
+// timestampLayouts are tried in order. RFC3339Nano parses both with and
+// without fractional seconds; the others cover ISO 8601 forms that servers
+// commonly emit: an offset without a colon, and no zone at all (read as
+// UTC, because spec section 2 says timestamps are in UTC).
+var timestampLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999Z0700",
+	"2006-01-02T15:04:05.999999999",
+}
+
+// ParseTimestamp parses an ISO 8601 / RFC 3339 timestamp of the API, with
+// what RFC 3339 allows beyond Go's layouts: a lowercase "t" or "z", a space
+// instead of "T" (its section 5.6 note), and a leap second (":60", taken
+// as the first second of the next minute, as Unix time has no leap
+// seconds). Years 0000 to 9999 are accepted as they are. The error does not
+// quote the input. The result is in UTC.
+func ParseTimestamp(s string) (time.Time, error) {
+	b := []byte(s)
+	if len(b) > 10 && (b[10] == 't' || b[10] == ' ') {
+		b[10] = 'T'
+	}
+	if n := len(b); n > 0 && b[n-1] == 'z' {
+		b[n-1] = 'Z'
+	}
+	leap := len(b) > 18 && b[16] == ':' && b[17] == '6' && b[18] == '0'
+	if leap {
+		b[17], b[18] = '5', '9'
+	}
+	for _, layout := range timestampLayouts {
+		if t, err := time.Parse(layout, string(b)); err == nil {
+			if leap {
+				t = t.Add(time.Second)
+			}
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not an RFC 3339 timestamp (%d bytes)", len(s))
+}
