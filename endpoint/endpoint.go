@@ -106,6 +106,8 @@ type Config struct {
 	MaxNameBytes   int             // longest trend word, indicator key or category
 	Keys           *redact.Keyring // a name holding a piece of a key is invalid
 	Now            func() time.Time
+
+	interned map[string]string // of a collection: names checked valid (see Name)
 }
 
 // Defaults of Config.
@@ -128,6 +130,7 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.interned = map[string]string{}
 	return c
 }
 

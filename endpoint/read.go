@@ -1,9 +1,9 @@
 package endpoint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"strconv"
 	"strings"
@@ -20,8 +20,8 @@ type Collection struct {
 	c      Config
 	fields []fieldState // by index of e.Fields, for the current document
 	folds  []folding
-	seen   map[uint64]struct{} // hashes of List.Unique values in this walk
-	seed   maphash.Seed
+	quoted []string            // the names of List.Item as JSON writes them
+	seen   map[uint64]struct{} // fingerprints of List.Unique values in this walk
 	result Result
 }
 
@@ -38,10 +38,13 @@ const maxRemembered = 250_000
 
 // Start begins a collection of e.
 func (e *Endpoint) Start(c Config) *Collection {
-	col := &Collection{e: e, c: c.withDefaults(), seen: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
+	col := &Collection{e: e, c: c.withDefaults(), seen: map[uint64]struct{}{}}
 	if e.List != nil {
 		for _, f := range e.List.Folds {
 			col.folds = append(col.folds, f.start(e.List, col.c))
+		}
+		for _, f := range e.List.Item {
+			col.quoted = append(col.quoted, strconv.Quote(f.Name))
 		}
 	}
 	return col
@@ -349,17 +352,14 @@ func (col *Collection) readItem(d *jsontext.Decoder, item []fieldState) (why str
 		return "", notJSON(err)
 	}
 	for d.PeekKind() != '}' {
-		name, err := d.ReadToken()
+		// The name's raw JSON, compared as it is: this loop runs for every
+		// field of every item, and a name made a string each time was a
+		// third of a page's allocations.
+		name, err := d.ReadValue()
 		if err != nil {
 			return "", notJSON(err)
 		}
-		i := -1
-		for j, f := range l.Item {
-			if f.Name == name.String() {
-				i = j
-				break
-			}
-		}
+		i := col.itemField(name)
 		if i < 0 {
 			if err := skip(d); err != nil {
 				return "", err
@@ -388,6 +388,21 @@ func (col *Collection) readItem(d *jsontext.Decoder, item []fieldState) (why str
 	return "", nil
 }
 
+// itemField is the index in List.Item of the field a raw JSON name
+// names, or -1.
+func (col *Collection) itemField(raw jsontext.Value) int {
+	if bytes.IndexByte(raw, '\\') >= 0 { // escapes: compare what they mean
+		b, _ := jsontext.AppendUnquote(nil, raw)
+		raw = append(append([]byte{'"'}, b...), '"')
+	}
+	for i, q := range col.quoted {
+		if string(raw) == q {
+			return i
+		}
+	}
+	return -1
+}
+
 // repeated reports whether the item's Unique value was seen earlier in the
 // walk, and remembers it.
 func (col *Collection) repeated(item []fieldState) bool {
@@ -399,12 +414,11 @@ func (col *Collection) repeated(item []fieldState) bool {
 	if !st.seen || st.bad != "" {
 		return false // an item without a usable id still counts
 	}
-	h := maphash.String(col.seed, st.v.Str)
-	if _, dup := col.seen[h]; dup {
+	if _, dup := col.seen[st.v.ID]; dup {
 		return true
 	}
 	if len(col.seen) < maxRemembered {
-		col.seen[h] = struct{}{}
+		col.seen[st.v.ID] = struct{}{}
 	}
 	return false
 }

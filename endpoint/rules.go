@@ -1,9 +1,12 @@
 package endpoint
 
 import (
+	"bytes"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -13,6 +16,7 @@ import (
 type Value struct {
 	Num float64
 	Str string
+	ID  uint64 // an identifier's fingerprint
 }
 
 // Rule judges the raw JSON of one value (already known to be valid JSON):
@@ -74,34 +78,57 @@ var (
 // bytes become U+FFFD), never holding a piece of the API key: a label value
 // is written to /metrics as it is.
 func Name(raw jsontext.Value, c *Config) (Value, string) {
-	s, bad := text(raw, c.MaxNameBytes)
-	switch {
-	case bad != "":
-	case s == "":
-		bad = "empty"
-	case c.Keys.Holds(s):
-		bad = "holds a piece of the API key"
+	b, bad := textBytes(raw, c.MaxNameBytes)
+	if bad != "" {
+		return Value{}, bad
 	}
-	return Value{Str: s}, bad
+	// Names repeat (a category on every event): one string each, checked
+	// once, is what the interned ones are.
+	if s, ok := c.interned[string(b)]; ok {
+		return Value{Str: s}, ""
+	}
+	s := string(b)
+	switch {
+	case s == "":
+		return Value{}, "empty"
+	case c.Keys.Holds(s):
+		return Value{}, "holds a piece of the API key"
+	}
+	if c.interned != nil && len(c.interned) < maxInterned {
+		c.interned[s] = s
+	}
+	return Value{Str: s}, ""
 }
 
-// ID is an identifier only compared, never exported.
+// maxInterned bounds the names a collection interns; past it, a name is a
+// plain copy.
+const maxInterned = 4096
+
+// ID is an identifier only compared, never exported: its fingerprint.
 func ID(raw jsontext.Value, _ *Config) (Value, string) {
-	s, bad := text(raw, maxIDBytes)
-	if bad == "" && s == "" {
+	b, bad := textBytes(raw, maxIDBytes)
+	if bad == "" && len(b) == 0 {
 		bad = "empty"
 	}
-	return Value{Str: s}, bad
+	return Value{ID: maphash.Bytes(idSeed, b)}, bad
 }
+
+// idSeed hashes IDs: chosen once per process, so that no upstream can aim
+// IDs at one hash.
+var idSeed = maphash.MakeSeed()
 
 // Timestamp is an instant (see ParseTimestamp) no more than MaxFutureSkew
 // ahead of the clock.
 func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
-	s, bad := text(raw, maxTimestampBytes)
+	b, bad := textBytes(raw, maxTimestampBytes)
 	if bad != "" {
 		return Value{}, bad
 	}
-	t, err := ParseTimestamp(s)
+	// The usual form first, on time.Parse's fast path for RFC 3339.
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		t, err = ParseTimestamp(string(b))
+	}
 	switch {
 	case err != nil:
 		return Value{}, err.Error()
@@ -111,23 +138,32 @@ func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 	return Value{Num: unixSeconds(t)}, ""
 }
 
-// text unquotes a JSON string of at most max bytes once unquoted.
-func text(raw jsontext.Value, max int) (string, string) {
+// textBytes is text without a copy for the usual string, which has no
+// escape and is valid UTF-8: its bytes inside raw.
+func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 	if raw.Kind() != '"' {
-		return "", wrongType(raw, "a string")
+		return nil, wrongType(raw, "a string")
+	}
+	tooLong := func() string { return "longer than " + strconv.Itoa(max) + " bytes" }
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		if len(body) > max {
+			return nil, tooLong()
+		}
+		return body, ""
 	}
 	// Each byte of text takes at least one byte of JSON, and at most six.
-	if len(raw)-2 > 6*max {
-		return "", "longer than " + strconv.Itoa(max) + " bytes"
+	if len(body) > 6*max {
+		return nil, tooLong()
 	}
 	// The decoder has checked the string's syntax, so the one error left is
 	// invalid UTF-8, which AppendUnquote has replaced by U+FFFD: what is
 	// exported is valid UTF-8.
 	b, _ := jsontext.AppendUnquote(nil, raw)
 	if len(b) > max {
-		return "", "longer than " + strconv.Itoa(max) + " bytes"
+		return nil, tooLong()
 	}
-	return string(b), ""
+	return b, ""
 }
 
 // wrongType says what a value of the wrong JSON type was.
