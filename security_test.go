@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -361,5 +362,39 @@ func TestStandardLibraryLogIsRoutedAndRedacted(t *testing.T) {
 	}
 	if piece := leakcheck.Find(logs, key); piece != "" {
 		t.Fatalf("the log shows a piece of the key (%q):\n%s", piece, logs)
+	}
+}
+
+// TestFileKeyFollowsEveryRotation: the key file is read for every request,
+// so every way a key is rotated reaches the next request: rewritten in
+// place with a key of the same size, replaced by a rename (a Kubernetes
+// Secret's symlink swap); a file emptied is an error, not an empty key.
+func TestFileKeyFollowsEveryRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "key")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(path, "key-aaaaaaaa\n")
+	key := fileKey(path)
+	want := func(w string) {
+		t.Helper()
+		if got, err := key(); err != nil || got != w {
+			t.Fatalf("key() = %q, %v; want %q", got, err, w)
+		}
+	}
+	want("key-aaaaaaaa")
+	write(path, "key-bbbbbbbb") // same size, maybe the same modification time
+	want("key-bbbbbbbb")
+	write(filepath.Join(dir, "new"), "  key-cccc  ")
+	if err := os.Rename(filepath.Join(dir, "new"), path); err != nil {
+		t.Fatal(err)
+	}
+	want("key-cccc")
+	write(path, " \n")
+	if _, err := key(); !errors.Is(err, errEmptyKey) {
+		t.Errorf("an empty key file: err = %v, want errEmptyKey", err)
 	}
 }
