@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	described "github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // Defaults of Config.
@@ -191,6 +193,11 @@ func (s *Simulator) route(endpoint string, r *http.Request) ([]byte, int) {
 		return s.briefingsPage(r, now)
 	case endpoint == "summaries":
 		return mustJSON(s.world.summary(now)), http.StatusOK
+	}
+	for _, e := range described.All() {
+		if e.Label == endpoint {
+			return genericBody(e, now), http.StatusOK
+		}
 	}
 	return []byte("no such endpoint"), http.StatusNotFound
 }
