@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -238,12 +239,13 @@ func TestLandingPageShowsTheAPIAndTheLastScrape(t *testing.T) {
 		t.Errorf("before a scrape, want the API URL without credentials and no scrape:\n%s", page)
 	}
 	e.scrape(t)
-	if page := e.get(t, "/"); !strings.Contains(page, "every endpoint answered (8)") {
+	n := len(endpoint.All())
+	if page := e.get(t, "/"); !strings.Contains(page, fmt.Sprintf("every endpoint answered (%d)", n)) {
 		t.Errorf("after a whole scrape:\n%s", page)
 	}
 	sim.SetFault("conflict", simulator.Fault{Kind: simulator.FaultStatus, Status: 500})
 	e.scrape(t)
-	if page := e.get(t, "/"); !strings.Contains(page, "1 of 8 endpoints failed: conflict") {
+	if page := e.get(t, "/"); !strings.Contains(page, fmt.Sprintf("1 of %d endpoints failed: conflict", n)) {
 		t.Errorf("after a failed scrape:\n%s", page)
 	}
 }

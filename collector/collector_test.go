@@ -338,10 +338,14 @@ func TestCollectorToggles(t *testing.T) {
 // fakeAPI serves fixed bodies by endpoint label, to test what the
 // simulator never sends.
 func fakeAPI(bodies map[string]string) http.Handler {
+	// Any other described endpoint the simulator serves, so that a test
+	// written before an endpoint was added still sees it answer.
+	sim := simulator.New(simulator.Config{Key: testKey, Now: func() time.Time { return fixedNow }})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := bodies[strings.TrimPrefix(r.URL.Path, "/v1/")]
 		if !ok {
-			http.NotFound(w, r)
+			r.Header.Set("Authorization", "Bearer "+testKey)
+			sim.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
