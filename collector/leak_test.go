@@ -21,3 +21,7 @@ func endpointLabels() []string {
 	}
 	return out
 }
+
+// oneCollection is the requests of one collection of every endpoint when
+// /v1/conflict takes conflictPages pages.
+func oneCollection(conflictPages int) int { return len(endpoint.All()) - 1 + conflictPages }
