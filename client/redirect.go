@@ -50,8 +50,10 @@ func origin(u *url.URL) string {
 	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
-// withoutQuery shows a URL without user information, query or fragment.
+// withoutQuery shows a URL as url.URL.Redacted does (no password), and
+// without its query or fragment, which may carry tokens of their own.
 func withoutQuery(u *url.URL) string {
-	v := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
-	return v.String()
+	v := *u
+	v.RawQuery, v.Fragment, v.RawFragment = "", "", ""
+	return v.Redacted()
 }

@@ -23,8 +23,8 @@ func TestAnEndpointOnlyDescribedIsServed(t *testing.T) {
 			{Name: "as_of", Rule: described.Timestamp, Metric: described.AsOf},
 		},
 		List: &described.List{
-			Name: "moves",
-			Item: []described.Field{{Name: "sector", Rule: described.Name}, {Name: "at", Rule: described.Timestamp}},
+			Name:  "moves",
+			Item:  []described.Field{{Name: "sector", Rule: described.Name}, {Name: "at", Rule: described.Timestamp}},
 			Folds: []described.Fold{described.Count{Metric: count}, described.Newest{Metric: newest, Field: "at"}},
 		},
 	}
