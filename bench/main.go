@@ -42,9 +42,10 @@ const benchKey = "bench-key"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
-	only := flag.Int("only", 0, "run only this group of rows (1-6); 0 runs all")
+	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base); 0 runs all")
+	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (group 7)")
 	flag.Parse()
-	if err := run(*out, *only); err != nil {
+	if err := run(*out, *only, *base); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -55,7 +56,7 @@ type row struct {
 	met                     bool
 }
 
-func run(out string, only int) error {
+func run(out string, only int, base string) error {
 	want := func(group int) bool { return only == 0 || only == group }
 	dir, err := os.MkdirTemp("", "gse-bench")
 	if err != nil {
@@ -160,31 +161,11 @@ func run(out string, only int) error {
 		if !want(4) {
 			break
 		}
-		env, err := start(simBin, events, 1000, 0, exporter(exporterBin))
+		r, err := eventsRow(simBin, exporterBin, events)
 		if err != nil {
 			return err
 		}
-		time.Sleep(200 * time.Millisecond)
-		idle, err := peakRSS(env.exporter.Process.Pid)
-		for i := 0; i < 5 && err == nil; i++ {
-			var body string
-			body, err = env.scrape()
-			if err == nil && !strings.Contains(body, fmt.Sprintf("\nglobal_stability_conflict_events %d\n", events)) {
-				err = fmt.Errorf("scrape at %d events did not count them all", events)
-			}
-		}
-		peak, err2 := peakRSS(env.exporter.Process.Pid)
-		env.stop()
-		if err = errors.Join(err, err2); err != nil {
-			return err
-		}
-		grown := peak - idle
-		target, met := "—", true
-		if events == 100000 {
-			target, met = "< 20 MiB", grown < 20<<20
-		}
-		rows = append(rows, row{fmt.Sprintf("peak RSS over idle, %d events (%d pages of 1,000), 5 scrapes", events, events/1000), target,
-			fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB)", mib(grown), mib(idle), mib(peak)), met})
+		rows = append(rows, r)
 	}
 
 	// 5. Peak RSS over idle when every endpoint answers with a body just
@@ -208,12 +189,55 @@ func run(out string, only int) error {
 		rows = append(rows, r)
 	}
 
+	// 7. This commit against an earlier one, built from git history.
+	if base != "" && want(7) {
+		baseBin, err := buildAt(base, dir)
+		if err != nil {
+			return err
+		}
+		compared, err := compareRows(exporterBin, baseBin, base, simBin)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, compared...)
+	}
+
 	table := render(rows)
 	fmt.Print(table)
 	if out != "" && only == 0 {
 		return os.WriteFile(out, []byte(resultsDoc(table)), 0o644)
 	}
 	return nil
+}
+
+// eventsRow is the exporter's peak RSS over idle across 5 scrapes of the
+// simulator with events in pages of 1,000.
+func eventsRow(simBin, exporterBin string, events int) (row, error) {
+	env, err := start(simBin, events, 1000, 0, exporter(exporterBin))
+	if err != nil {
+		return row{}, err
+	}
+	time.Sleep(200 * time.Millisecond)
+	idle, err := peakRSS(env.exporter.Process.Pid)
+	for i := 0; i < 5 && err == nil; i++ {
+		var body string
+		body, err = env.scrape()
+		if err == nil && !strings.Contains(body, fmt.Sprintf("\nglobal_stability_conflict_events %d\n", events)) {
+			err = fmt.Errorf("scrape at %d events did not count them all", events)
+		}
+	}
+	peak, err2 := peakRSS(env.exporter.Process.Pid)
+	env.stop()
+	if err = errors.Join(err, err2); err != nil {
+		return row{}, err
+	}
+	grown := peak - idle
+	target, met := "—", true
+	if events == 100000 {
+		target, met = "< 20 MiB", grown < 20<<20
+	}
+	return row{fmt.Sprintf("peak RSS over idle, %d events (%d pages of 1,000), 5 scrapes", events, events/1000), target,
+		fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB)", mib(grown), mib(idle), mib(peak)), met}, nil
 }
 
 // nearLimitRow runs the exporter with its default limits against

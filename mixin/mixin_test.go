@@ -124,3 +124,38 @@ func TestUnavailableAlertsExpectTheExportersSeries(t *testing.T) {
 		t.Errorf("GlobalStabilityAsOfUnavailable does not expect the overview's as_of: %s", expr)
 	}
 }
+
+// ownSeries are the exporter's series about itself (package collector and
+// main); every other global_stability_ series is described by an endpoint.
+var ownSeries = []string{
+	"global_stability_up", "global_stability_scrape_success", "global_stability_scrape_duration_seconds",
+	"global_stability_api_backoff_seconds", "global_stability_label_values_dropped", "global_stability_invalid_values",
+	"global_stability_api_requests_total", "global_stability_exporter_build_info", "global_stability_exporter_demo",
+}
+
+// TestEverySeriesTheMixinReadsExists: each global_stability_ series a
+// panel, a recording rule or an alert reads is one the exporter exports:
+// an endpoint description's or its own. (The end-to-end test shows every
+// query returning data on a real Prometheus.)
+func TestEverySeriesTheMixinReadsExists(t *testing.T) {
+	files, err := mixin.Render("{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{"global_stability_exporter": true} // the program's name, in texts
+	for _, s := range ownSeries {
+		known[s] = true
+	}
+	for _, e := range endpoint.All() {
+		for _, m := range e.Metrics() {
+			known[m.Name] = true
+		}
+	}
+	for path, text := range files {
+		for _, name := range regexp.MustCompile(`\bglobal_stability_[a-z0-9_]+`).FindAllString(text, -1) {
+			if !known[name] {
+				t.Errorf("%s reads %s, which the exporter does not export", path, name)
+			}
+		}
+	}
+}
