@@ -108,6 +108,7 @@ type Config struct {
 	Now            func() time.Time
 
 	interned map[string]string // of a collection: names checked valid (see Name)
+	now      time.Time         // of a collection: what its timestamps are judged by
 }
 
 // Defaults of Config.
@@ -131,6 +132,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	c.interned = map[string]string{}
+	c.now = c.Now()
 	return c
 }
 

@@ -21,6 +21,7 @@ type Collection struct {
 	fields []fieldState // by index of e.Fields, for the current document
 	folds  []folding
 	quoted []string            // the names of List.Item as JSON writes them
+	unique int                 // index of List.Unique in List.Item
 	seen   map[uint64]struct{} // fingerprints of List.Unique values in this walk
 	result Result
 }
@@ -45,6 +46,9 @@ func (e *Endpoint) Start(c Config) *Collection {
 		}
 		for _, f := range e.List.Item {
 			col.quoted = append(col.quoted, strconv.Quote(f.Name))
+		}
+		if e.List.Unique != "" {
+			col.unique = e.List.itemIndex(e.List.Unique)
 		}
 	}
 	return col
@@ -328,7 +332,7 @@ func (col *Collection) repeated(item []fieldState) bool {
 	if l.Unique == "" {
 		return false
 	}
-	st := item[l.itemIndex(l.Unique)]
+	st := item[col.unique]
 	if !st.seen || st.bad != "" {
 		return false // an item without a usable id still counts
 	}

@@ -132,7 +132,7 @@ func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 	switch {
 	case err != nil:
 		return Value{}, err.Error()
-	case t.After(c.Now().Add(MaxFutureSkew)):
+	case t.After(c.clock().Add(MaxFutureSkew)):
 		return Value{}, fmt.Sprintf("%s is more than %s ahead of this host's clock", t.Format(time.RFC3339), MaxFutureSkew)
 	}
 	return Value{Num: unixSeconds(t)}, ""
@@ -211,4 +211,16 @@ func ParseTimestamp(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("not an RFC 3339 timestamp (%d bytes)", len(s))
+}
+
+// clock is the instant a collection judges timestamps by: read once, when
+// it starts (a config used outside a collection reads it each time).
+func (c *Config) clock() time.Time {
+	if !c.now.IsZero() {
+		return c.now
+	}
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
