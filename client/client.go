@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/common/version"
@@ -95,11 +94,7 @@ type Client struct {
 	maxPages      int
 	maxBytes      int64 // of a page
 	maxDocBytes   int64 // of the other endpoints
-	maxName       int
-	now           func() time.Time
 	observe       func(Request)
-	eventPages    *sync.Pool      // of *eventPages: event decoders with their buffers
-	buffers       *sync.Pool      // of *[]byte: read buffers of the other decoders
 	keys          *redact.Keyring // every key sent, to redact it from text off the wire
 }
 
