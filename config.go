@@ -132,10 +132,6 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		}
 		level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", withoutCredentials(u), "key_from", keySource, "collectors", f.collectors())
 	}
-	// Known before any request: nothing logged from here on can show it.
-	if k, err := apiKey(); err == nil {
-		keys.Remember(k)
-	}
 	httpClient, err := f.httpClient(logger)
 	if err != nil {
 		return nil, err

@@ -104,7 +104,6 @@ func run(args []string) int {
 		Endpoint: endpoint.Config{
 			MaxLabelValues: *f.maxLabelValues,
 			GridDegrees:    *f.gridDegrees,
-			Keys:           keys,
 		},
 		CacheTTL: *f.cacheTTL,
 	})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/pipenet"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
@@ -413,6 +414,36 @@ func TestBackoffGaugeIsPerScrape(t *testing.T) {
 		time.Sleep(30 * time.Second)
 		if got := value(t, e.scrape(t, context.Background(), ""), "global_stability_api_backoff_seconds", "endpoint", "global-stability"); got != 90 {
 			t.Errorf("30s later, from the cached collection: back-off = %v, want 90", got)
+		}
+	})
+}
+
+// TestDurationsAreEachEndpoints: each endpoint's scrape_duration_seconds
+// is its own requests' time, not when the scrape got round to it, nor the
+// slowest endpoint's; and a collection served again from the cache keeps
+// them as they were.
+func TestDurationsAreEachEndpoints(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sim := simulator.New(simulator.Config{Key: testKey})
+		upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/v1/global-stability":
+				time.Sleep(3 * time.Second)
+			case "/v1/summaries":
+				time.Sleep(time.Second)
+			}
+			sim.ServeHTTP(w, r)
+		})
+		e := newBubbleEnv(t, upstream, func(c *collector.Config) {
+			c.Endpoints = []*endpoint.Endpoint{endpoint.Overview, endpoint.Summary}
+			c.CacheTTL = time.Hour
+		})
+		for range 2 { // the second from the cache, a minute later
+			s := e.scrape(t, context.Background(), "")
+			if o, sum := value(t, s, "global_stability_scrape_duration_seconds", "endpoint", "global-stability"), value(t, s, "global_stability_scrape_duration_seconds", "endpoint", "summaries"); o != 3 || sum != 1 {
+				t.Errorf("durations: overview %vs, summaries %vs; want 3 and 1", o, sum)
+			}
+			time.Sleep(time.Minute)
 		}
 	})
 }

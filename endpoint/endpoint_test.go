@@ -369,3 +369,19 @@ func TestParseTimestamp(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampsAheadOfTheClock: an hour ahead of the clock is clock skew
+// or the end of a window; a second more would keep the staleness alerts
+// quiet, and is left out.
+func TestTimestampsAheadOfTheClock(t *testing.T) {
+	for _, tc := range []struct {
+		ahead time.Duration
+		ok    bool
+	}{{0, true}, {time.Hour, true}, {time.Hour + time.Second, false}, {2 * time.Hour, false}} {
+		asOf := fixedNow.Add(tc.ahead).Format(time.RFC3339)
+		r, err := fetch(t, endpoint.Summary, `{"summary":"s","as_of":"`+asOf+`"}`)
+		if err != nil || (r.Invalid.Total() == 0) != tc.ok || (len(r.Samples) == 1) != tc.ok {
+			t.Errorf("as_of %v ahead: %v invalid, %d series, %v; want accepted %v", tc.ahead, r.Invalid.Counts, len(r.Samples), err, tc.ok)
+		}
+	}
+}
