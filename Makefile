@@ -39,7 +39,7 @@ $(JSONNET):
 # Renders the dashboards, the rules and the PrometheusRule from mixin/.
 # mixin/mixin_test.go fails while the committed files differ from this.
 mixin: $(JSONNET)
-	$(JSONNET) -S -m . mixin/render.jsonnet
+	$(JSONNET) -S -c -m . mixin/render.jsonnet
 
 $(GOLANGCI_LINT):
 	GOFLAGS= go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

@@ -29,7 +29,25 @@ function(config={})
     #   a pillar score absent for %(pillarScoreUnavailableFor)s, an as_of absent for %(asOfUnavailableFor)s
     # Selector of every query: %(selector)s
   ||| % c;
+  // The Helm chart's copies: the same mixin with placeholders that the
+  // chart's templates replace with each release's own selector, dashboard
+  // UIDs and titles (charts/global-stability-exporter/templates/_helpers.tpl).
+  local chart = (import 'mixin.libsonnet') + { _config+:: config + {
+    selector: '__GSE_SELECTOR__',
+    dashboardUIDPrefix: '__GSE_UID_PREFIX__',
+    dashboardTitlePrefix: '__GSE_TITLE_PREFIX__',
+  } };
+  local chartDir = 'charts/global-stability-exporter/files/';
+  local json(doc) = std.manifestJsonEx(doc, '  ') + '\n';
   {
+    [chartDir + 'rules.json']: json({ groups: chart.prometheusRules.groups + chart.prometheusAlerts.groups }),
+  } + {
+    [chartDir + 'dashboards/' + name]: json(chart.grafanaDashboards[name])
+    for name in std.objectFields(chart.grafanaDashboards)
+  } + {
+    ['examples/kubernetes/dashboards/' + name]: json(mixin.grafanaDashboards[name])
+    for name in std.objectFields(mixin.grafanaDashboards)
+  } + {
     'dashboards/global-stability-overview.json': std.manifestJsonEx(mixin.grafanaDashboards['global-stability-overview.json'], '  ') + '\n',
     'dashboards/global-stability-pillar.json': std.manifestJsonEx(mixin.grafanaDashboards['global-stability-pillar.json'], '  ') + '\n',
     'alerts/global_stability.rules.yml': generated + thresholds + yaml({ groups: groups }),

@@ -1,0 +1,152 @@
+{{/*
+The chart's name, truncated to 63 characters (a DNS label).
+*/}}
+{{- define "gse.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The full name of the release's objects: <release>-<chart>, or the release
+name alone when it already holds the chart's name.
+*/}}
+{{- define "gse.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "gse.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "gse.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gse.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "gse.labels" -}}
+helm.sh/chart: {{ include "gse.chart" . }}
+{{ include "gse.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "gse.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "gse.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "gse.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag | toString) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Secret the key is read from: yours, or the one the chart creates from
+apiKey. Empty in demo mode.
+*/}}
+{{- define "gse.secretName" -}}
+{{- if .Values.existingSecret }}
+{{- .Values.existingSecret }}
+{{- else if .Values.apiKey }}
+{{- printf "%s-api-key" (include "gse.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "gse.secretKey" -}}
+{{- if .Values.existingSecret }}{{ .Values.existingSecretKey }}{{ else }}api-key{{ end }}
+{{- end }}
+
+{{/*
+The job label of the release's series: the ServiceMonitor sets it, and
+every rule and dashboard query selects it, with the namespace, so that two
+releases never read each other's series.
+*/}}
+{{- define "gse.job" -}}
+{{- include "gse.fullname" . }}
+{{- end }}
+
+{{/*
+The PromQL label matchers that select this release's series. The mixin's
+selector in files/ is the placeholder __GSE_SELECTOR__.
+*/}}
+{{- define "gse.promSelector" -}}
+job="{{ include "gse.job" . }}", namespace="{{ .Release.Namespace }}"
+{{- end }}
+
+{{/*
+gse.fromMixin renders a file of files/ (JSON from `make mixin`) for this
+release: the placeholders become the release's selector, dashboard UID
+prefix and title prefix, each escaped for a JSON string. Arguments: (list
+$ "files/path.json").
+*/}}
+{{- define "gse.fromMixin" -}}
+{{- $ := index . 0 }}
+{{- $file := index . 1 }}
+{{- $uid := printf "gs-%s" (printf "%s/%s" $.Release.Namespace (include "gse.fullname" $) | sha256sum | trunc 12) }}
+{{- $title := default (printf "Global Stability (%s/%s) / " $.Release.Namespace (include "gse.fullname" $)) $.Values.dashboards.titlePrefix }}
+{{- $.Files.Get $file
+    | replace "__GSE_SELECTOR__" (include "gse.jsonEscape" (include "gse.promSelector" $))
+    | replace "__GSE_UID_PREFIX__" $uid
+    | replace "__GSE_TITLE_PREFIX__" (include "gse.jsonEscape" $title) }}
+{{- end }}
+
+{{/* A string escaped for the inside of a JSON string. */}}
+{{- define "gse.jsonEscape" -}}
+{{- toJson . | trimPrefix "\"" | trimSuffix "\"" }}
+{{- end }}
+
+{{/*
+The API's port, for the NetworkPolicy: networkPolicy.apiPort, else the
+port of apiUrl, else its scheme's.
+*/}}
+{{- define "gse.apiPort" -}}
+{{- if .Values.networkPolicy.apiPort }}
+{{- .Values.networkPolicy.apiPort }}
+{{- else }}
+{{- $u := urlParse .Values.apiUrl }}
+{{- $hostport := splitList ":" $u.host }}
+{{- if gt (len $hostport) 1 }}
+{{- last $hostport }}
+{{- else if eq $u.scheme "http" }}80
+{{- else }}443
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Values that cannot work stop `helm install` with a message naming the value.
+*/}}
+{{- define "gse.validate" -}}
+{{- if .Values.demo }}
+{{- if or .Values.apiUrl .Values.existingSecret .Values.apiKey }}
+{{- fail "demo: true runs against the built-in simulator: unset apiUrl, existingSecret and apiKey (the exporter refuses --demo with a real API)" }}
+{{- end }}
+{{- else }}
+{{- if not .Values.apiUrl }}
+{{- fail "apiUrl is required: the API's base address, e.g. --set apiUrl=https://api.example.com (or demo=true to try the exporter without an API)" }}
+{{- end }}
+{{- if not (or (hasPrefix "https://" .Values.apiUrl) (hasPrefix "http://" .Values.apiUrl)) }}
+{{- fail (printf "apiUrl %q needs its scheme: https://..." .Values.apiUrl) }}
+{{- end }}
+{{- if and .Values.existingSecret .Values.apiKey }}
+{{- fail "set existingSecret or apiKey, not both" }}
+{{- end }}
+{{- if not (or .Values.existingSecret .Values.apiKey) }}
+{{- fail "the API key is required: existingSecret=<name of a Secret holding it under existingSecretKey (default api-key)>, or apiKey=<the key> for a quick trial" }}
+{{- end }}
+{{- end }}
+{{- end }}

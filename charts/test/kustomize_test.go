@@ -1,0 +1,92 @@
+package charttest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// kustomizeExample builds examples/kubernetes (in a copy, beside the
+// api-key file its secretGenerator reads and git ignores).
+func kustomizeExample(t *testing.T) manifests {
+	t.Helper()
+	kustomize := tool(t, "kustomize")
+	dir := filepath.Join(t.TempDir(), "kubernetes")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "kubernetes"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "api-key"), []byte("example-key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(kustomize, "build", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kustomize build examples/kubernetes: %v\n%s", err, out)
+	}
+	return decodeStrictly(t, out)
+}
+
+// TestKustomizeExample: the kustomize example decodes strictly, carries the
+// mixin's rules and both dashboards for Grafana's sidecar, unchanged, and
+// keeps the exporter's endpoint label from the operator's.
+func TestKustomizeExample(t *testing.T) {
+	m := kustomizeExample(t)
+	selector := `job="global_stability"`
+	sm := only(t, "ServiceMonitor", m.serviceMonitors)
+	rl := sm.Spec.Endpoints[0].RelabelConfigs
+	if len(rl) != 2 || rl[0].TargetLabel != "job" || *rl[0].Replacement != "global_stability" || strings.ToLower(rl[1].Action) != "labeldrop" || rl[1].Regex != "endpoint" {
+		t.Errorf("ServiceMonitor relabelings %+v: want job=global_stability and the operator's endpoint label dropped", rl)
+	}
+	var names []string
+	for _, g := range only(t, "PrometheusRule", m.prometheusRules).Spec.Groups {
+		for _, r := range g.Rules {
+			names = append(names, r.Alert+r.Record)
+			if !holdsSelector(r.Expr.String(), selector) {
+				t.Errorf("rule %s%s ignores %s", r.Alert, r.Record, selector)
+			}
+		}
+	}
+	if strings.Join(names, ",") != mixinRuleNames(t) {
+		t.Errorf("the PrometheusRule holds %s, not the mixin's rules", names)
+	}
+	found := map[string]bool{}
+	for name, cm := range m.configMaps {
+		if cm.Labels["grafana_dashboard"] != "1" || cm.Annotations["grafana_folder"] == "" {
+			t.Errorf("ConfigMap %s: labels %v, annotations %v; want grafana_dashboard=1 and a grafana_folder", name, cm.Labels, cm.Annotations)
+		}
+		for key, text := range cm.Data {
+			if want := string(repoFile(t, "dashboards/"+key)); text != want {
+				t.Errorf("ConfigMap %s: %s differs from dashboards/%s (run make mixin)", name, key, key)
+			}
+			found[key] = true
+		}
+	}
+	if !found["global-stability-overview.json"] || !found["global-stability-pillar.json"] {
+		t.Errorf("dashboards in ConfigMaps: %v, want the overview and the pillar", found)
+	}
+	if s := only(t, "Secret", m.secrets); string(s.Data["api-key"]) != "example-key" {
+		t.Error("the secretGenerator does not carry the api-key file")
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a running program writes while the
+// test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
