@@ -23,7 +23,7 @@ GREMLINS := $(shell go env GOPATH)/bin/gremlins
 GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
 IMAGE ?= global-stability-exporter
 
-.PHONY: build test lint bench docker clean mixin mutation
+.PHONY: build test lint bench docker clean mixin mutation chart-tools chart-test
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o global_stability_exporter .
@@ -66,6 +66,26 @@ mutation: $(GREMLINS)
 	  GOFLAGS=-short $(GREMLINS) unleash --workers 2 --timeout-coefficient 4 --threshold-efficacy 85 \
 	    -o .build/mutation-$$pkg.json ./$$pkg | tee .build/mutation-$$pkg.txt; \
 	done
+
+# The Helm chart and the kustomize example are proven by charts/test, a Go
+# module of its own (the Kubernetes API types stay out of the exporter's
+# go.mod), with helm and kustomize installed at pinned versions. (kustomize
+# v5.8.1: later ones need a newer Go than this project's.)
+HELM_VERSION := v3.22.0
+KUSTOMIZE_VERSION := v5.8.1
+HELM := $(shell go env GOPATH)/bin/helm
+KUSTOMIZE := $(shell go env GOPATH)/bin/kustomize
+
+$(HELM):
+	GOFLAGS= go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(KUSTOMIZE):
+	GOFLAGS= go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+
+chart-tools: $(HELM) $(KUSTOMIZE)
+
+chart-test: chart-tools
+	cd charts/test && go vet ./... && PATH="$(dir $(HELM)):$$PATH" go test -race -count=1 ./...
 
 docker:
 	docker build --build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) \
