@@ -19,7 +19,6 @@ import (
 	"github.com/alecthomas/units"
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/client_golang/prometheus"
 	commonconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
@@ -40,6 +39,8 @@ type flags struct {
 	envar                               func(flag string) string // its environment variable
 	apiURL, keyFile                     *string
 	apiTimeout, cacheTTL, timeoutOffset *time.Duration
+	summaryRefresh                      *time.Duration
+	httpCache                           *bool
 	cursorParam, pageSizeParam          *string
 	pageSize, maxPages, maxLabelValues  *int
 	gridDegrees                         *float64
@@ -75,6 +76,8 @@ func registerFlags(app *kingpin.Application) *flags {
 		tlsKeyFile:       flag("api.tls.key-file", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).").PlaceHolder("PATH").String(),
 		tlsInsecure:      flag("api.tls.insecure-skip-verify", "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.").Bool(),
 		cacheTTL:         flag("api.cache-ttl", "How long a finished collection also serves later scrapes; 0 shares only collections in flight.").Default("0s").Duration(),
+		httpCache:        flag("api.http-cache", "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.").Default("true").Bool(),
+		summaryRefresh:   flag("api.summary-refresh-interval", "The spec refreshes /v1/summaries this often: a summary with as_of T is not fetched again before T plus this (nor more than this after it was fetched). 0 turns this off.").Default("15m").Duration(),
 		gridDegrees:      flag("collector.conflict.grid-degrees", "Cell size, in degrees, of the conflict event grid (global_stability_conflict_events_by_cell).").Default(fmt.Sprint(endpoint.DefaultGridDegrees)).Float64(),
 		maxLabelValues:   flag("collector.max-label-values", "Most series one metric may carry per scrape when its labels come from upstream data (per pillar for indicators): the busiest categories and cells are kept, and each pillar's first indicators in the API's order.").Default(fmt.Sprint(endpoint.DefaultMaxLabelValues)).Int(),
 		collectorOn:      map[string]*bool{},
@@ -101,9 +104,9 @@ func registerFlags(app *kingpin.Application) *flags {
 }
 
 // newClient checks the API flags and returns a client, counting every
-// request in apiRequests. With --demo it first starts the simulator on a
+// request in apiMetrics. With --demo it first starts the simulator on a
 // loopback port with a random key.
-func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *prometheus.CounterVec, keys *redact.Keyring) (*client.Client, error) {
+func (f *flags) newClient(ctx context.Context, logger log.Logger, apiMetrics *collector.APIMetrics, keys *redact.Keyring) (*client.Client, error) {
 	baseURL := *f.apiURL
 	var apiKey func() (string, error)
 	switch {
@@ -147,7 +150,7 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiRequests *p
 		MaxResponseBytes: int64(*f.maxResponseBytes),
 		MaxDocumentBytes: int64(*f.maxDocumentBytes),
 		Keyring:          keys,
-		Observe:          collector.RequestObserver(logger, apiRequests),
+		Observe:          apiMetrics.Observer(logger),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--api.url: %w", err)
@@ -318,4 +321,14 @@ func fileKey(path string) func() (string, error) {
 		}
 		return key, err
 	}
+}
+
+// store is where collections keep answers for reuse, or nil with
+// --no-api.http-cache and no summary refresh interval: every body, every
+// time.
+func (f *flags) store() *endpoint.Store {
+	if !*f.httpCache && *f.summaryRefresh == 0 {
+		return nil
+	}
+	return endpoint.NewStore(*f.httpCache)
 }

@@ -79,8 +79,12 @@ func run(args []string) int {
 	// still need it. It stops when run returns.
 	demoCtx, stopDemo := context.WithCancel(context.Background())
 	defer stopDemo()
-	apiRequests := collector.NewAPIRequestsCounter()
-	cl, err := f.newClient(demoCtx, logger, apiRequests, keys)
+	var labels []string
+	for _, e := range f.endpoints() {
+		labels = append(labels, e.Label)
+	}
+	apiMetrics := collector.NewAPIMetrics(labels)
+	cl, err := f.newClient(demoCtx, logger, apiMetrics, keys)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
@@ -95,8 +99,8 @@ func run(args []string) int {
 		demoGauge(*f.demo),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		apiRequests,
 	)
+	longLived.MustRegister(apiMetrics.Collectors()...)
 	collections := collector.NewCollections(collector.Config{
 		Client:    cl,
 		Logger:    logger,
@@ -104,8 +108,11 @@ func run(args []string) int {
 		Endpoint: endpoint.Config{
 			MaxLabelValues: *f.maxLabelValues,
 			GridDegrees:    *f.gridDegrees,
+			Store:          f.store(),
+			Refresh:        map[string]time.Duration{endpoint.Summary.Label: *f.summaryRefresh},
 		},
 		CacheTTL: *f.cacheTTL,
+		Reused:   apiMetrics.Reused,
 	})
 
 	mux := http.NewServeMux()

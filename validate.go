@@ -135,6 +135,9 @@ func (f *flags) validate() []error {
 	if *f.apiTimeout <= 0 {
 		bad("%s: want a positive duration, such as 10s", n("api.timeout", *f.apiTimeout))
 	}
+	if *f.summaryRefresh < 0 {
+		bad("%s: want 0 (off) or a positive duration, like the spec's 15m", n("api.summary-refresh-interval", *f.summaryRefresh))
+	}
 	if *f.cacheTTL < 0 {
 		bad("%s: want 0 (share only collections in flight) or a positive duration", n("api.cache-ttl", *f.cacheTTL))
 	}

@@ -74,11 +74,23 @@ type Config struct {
 
 // Request describes one request sent, for Config.Observe.
 type Request struct {
-	Endpoint string        // endpoint label, e.g. "conflict"
-	Page     int           // 1, 2, ... on a paginated endpoint; 0 elsewhere
-	Code     string        // HTTP status code, or "error" when no response arrived
-	Duration time.Duration // from sending to the body's end
-	Bytes    int64         // body bytes received, as sent (compressed if gzip)
+	Endpoint  string        // endpoint label, e.g. "conflict"
+	Page      int           // 1, 2, ... on a paginated endpoint; 0 elsewhere
+	Code      string        // HTTP status code, or "error" when no response arrived
+	Duration  time.Duration // from sending to the body's end
+	Bytes     int64         // body bytes received, as sent (compressed if gzip)
+	RateLimit RateLimit     // the quota the response announced, if any
+}
+
+// Meta is what a response said beyond its body.
+type Meta struct {
+	// NotModified: the API answered 304 to the validators sent, so what
+	// was stored with them still holds. There was no body.
+	NotModified bool
+	// Validators revalidate the response next time.
+	Validators Validators
+	// Freshness is how long it may be reused without asking.
+	Freshness Freshness
 }
 
 // Client calls the Global Stability Intelligence Service. It is safe for
@@ -160,11 +172,13 @@ func (c *Client) String() string { return "client.Client{" + c.base.Redacted() +
 func (c *Client) GoString() string { return c.String() }
 
 // Get sends GET {base}/v1/{endpoint} and hands the body, cut at limit's
-// size, to read, which must consume all of it. It returns *StatusError,
+// size, to read, which must consume all of it. With validators, it asks
+// the API to answer 304 Not Modified if they still hold: read is then not
+// called and Meta.NotModified is set. It returns *StatusError,
 // *TransportError or *DecodeError, none of whose texts holds the API key,
 // whatever the upstream sent.
-func (c *Client) Get(ctx context.Context, endpoint string, limit Limit, read func(io.Reader) error) error {
-	return c.get(ctx, endpoint, 0, nil, c.limit(limit), read)
+func (c *Client) Get(ctx context.Context, endpoint string, limit Limit, v Validators, read func(io.Reader) error) (Meta, error) {
+	return c.get(ctx, endpoint, 0, nil, c.limit(limit), v, read)
 }
 
 func (c *Client) limit(l Limit) int64 {
@@ -176,19 +190,25 @@ func (c *Client) limit(l Limit) int64 {
 
 // get sends one GET for endpoint (page is 0 for unpaginated endpoints) and
 // hands the size-limited body to decode.
-func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, limit int64, decode func(io.Reader) error) error {
+func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, limit int64, v Validators, decode func(io.Reader) error) (Meta, error) {
 	where := endpoint
 	if page > 0 {
 		where = fmt.Sprintf("%s page %d", endpoint, page)
 	}
 	key, err := c.apiKey()
 	if err != nil {
-		return &TransportError{Endpoint: where, Err: fmt.Errorf("API key: %w", err)}
+		return Meta{}, &TransportError{Endpoint: where, Err: fmt.Errorf("API key: %w", err)}
 	}
 	c.keys.Remember(key)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(endpoint, query), nil)
 	if err != nil {
-		return &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
+		return Meta{}, &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
+	}
+	if v.ETag != "" {
+		req.Header.Set("If-None-Match", v.ETag)
+	}
+	if v.LastModified != "" {
+		req.Header.Set("If-Modified-Since", v.LastModified)
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("User-Agent", c.userAgent)
@@ -206,8 +226,9 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 			code = strconv.Itoa(resp.StatusCode)
 		}
 		c.observe(Request{Endpoint: endpoint, Page: page, Code: code, Duration: time.Since(start)})
-		return &TransportError{Endpoint: where, Err: c.redactError(withoutURL(err))}
+		return Meta{}, &TransportError{Endpoint: where, Err: c.redactError(withoutURL(err))}
 	}
+	received := time.Now()
 	counted := &countingReader{r: resp.Body}
 	resp.Body = struct {
 		io.Reader
@@ -217,24 +238,34 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 		// Drain a little so the connection can be reused, then close.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
-		c.observe(Request{Endpoint: endpoint, Page: page, Code: strconv.Itoa(resp.StatusCode), Duration: time.Since(start), Bytes: counted.n})
+		c.observe(Request{Endpoint: endpoint, Page: page, Code: strconv.Itoa(resp.StatusCode), Duration: time.Since(start), Bytes: counted.n,
+			RateLimit: rateLimit(resp.Header, received)})
 	}()
 
+	meta := Meta{Validators: validators(resp.Header), Freshness: freshness(resp.Header, start, received)}
+	if resp.StatusCode == http.StatusNotModified && !v.Empty() {
+		// RFC 9110 asks a 304 to repeat the validators; keep ours if not.
+		meta.NotModified = true
+		if meta.Validators.Empty() {
+			meta.Validators = v
+		}
+		return meta, nil
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return c.statusError(where, resp)
+		return Meta{}, c.statusError(where, resp)
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
-		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
+		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
 	raw, err := decodedBody(resp, c.keys)
 	if err != nil {
-		return &DecodeError{Endpoint: where, Err: c.redactError(err)}
+		return Meta{}, &DecodeError{Endpoint: where, Err: c.redactError(err)}
 	}
 	body := &limitedBody{r: raw, left: limit}
 	if err = decode(body); err == nil {
-		return nil
+		return meta, nil
 	}
-	return c.classify(where, body, limit, err)
+	return Meta{}, c.classify(where, body, limit, err)
 }
 
 // url joins the base address, the endpoint path and the query.

@@ -62,7 +62,7 @@ func serve(t *testing.T, handler http.HandlerFunc) *httptest.Server {
 // decoder would: a body that is not JSON is ErrNotJSON.
 func getJSON(ctx context.Context, c *client.Client, endpoint string) (map[string]any, error) {
 	var doc map[string]any
-	err := c.Get(ctx, endpoint, client.DocumentLimit, func(r io.Reader) error {
+	_, err := c.Get(ctx, endpoint, client.DocumentLimit, client.Validators{}, func(r io.Reader) error {
 		if err := json.NewDecoder(r).Decode(&doc); err != nil {
 			return fmt.Errorf("%w: %w", client.ErrNotJSON, err)
 		}
@@ -86,7 +86,7 @@ func walk(c *client.Client) (events int, err error) {
 }
 
 func walkCtx(ctx context.Context, c *client.Client) (events int, err error) {
-	_, err = c.Walk(ctx, "conflict", client.PageLimit, func(r io.Reader, _ int) (string, error) {
+	_, err = c.Walk(ctx, "conflict", client.PageLimit, client.PageReader(func(r io.Reader, _ int) (string, error) {
 		var page struct {
 			Events []json.RawMessage `json:"events"`
 			Next   json.RawMessage   `json:"next_cursor"`
@@ -100,7 +100,7 @@ func walkCtx(ctx context.Context, c *client.Client) (events int, err error) {
 			next = string(page.Next)
 		}
 		return next, nil
-	})
+	}))
 	return events, err
 }
 

@@ -6,25 +6,72 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// NewAPIRequestsCounter returns the global_stability_api_requests_total
-// counter; register it on the long-lived registry and feed it with
-// RequestObserver.
-func NewAPIRequestsCounter() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: namespace,
-		Name:      "api_requests_total",
-		Help:      "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (\"error\" when no response arrived).",
-	}, []string{"endpoint", "code"})
+// APIMetrics are the exporter's long-lived series about its use of the
+// API: what it sent and received, what it reused instead, and the quota
+// the API announces. Register Collectors on the long-lived registry, give
+// Observe to the client and Reused to Collections.
+type APIMetrics struct {
+	Requests *prometheus.CounterVec
+	Bytes    *prometheus.CounterVec
+	Reused   *prometheus.CounterVec
+
+	limit, remaining, reset, window *prometheus.GaugeVec
 }
 
-// RequestObserver returns a client.Config.Observe that counts every API
-// request in requests and logs it at debug: endpoint, page (for a
-// paginated endpoint), status, bytes and duration.
-func RequestObserver(logger log.Logger, requests *prometheus.CounterVec) func(client.Request) {
+// NewAPIMetrics returns the metrics, with a zero for each endpoint of
+// labels and reason, so that rate() sees the first reuse.
+func NewAPIMetrics(labels []string) *APIMetrics {
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, []string{"endpoint"})
+	}
+	m := &APIMetrics{
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "api_requests_total",
+			Help:      "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (304: the API confirmed what was stored; \"error\" when no response arrived).",
+		}, []string{"endpoint", "code"}),
+		Bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "api_received_bytes_total",
+			Help:      "Body bytes received from the Global Stability API, as sent (compressed if gzip), by endpoint.",
+		}, []string{"endpoint"}),
+		Reused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "api_responses_reused_total",
+			Help:      "Collections of an endpoint that reused its stored answer instead of a new body, by reason: fresh (the API's Cache-Control or Expires allowed it; no request), not_modified (the API answered 304), refresh_interval (the spec's refresh interval had not passed since its as_of; no request).",
+		}, []string{"endpoint", "reason"}),
+		limit:     gauge("api_rate_limit_limit", "Requests the API's quota allows per window, from its latest response of the endpoint (X-RateLimit-Limit, RateLimit-Limit, RateLimit or RateLimit-Policy). Absent when the API sends none."),
+		remaining: gauge("api_rate_limit_remaining", "Requests left in the API's current quota window, from its latest response of the endpoint (X-RateLimit-Remaining, RateLimit-Remaining or RateLimit). Absent when the API sends none."),
+		reset:     gauge("api_rate_limit_reset_timestamp_seconds", "When the API's quota window resets, as Unix seconds, from its latest response of the endpoint (X-RateLimit-Reset, RateLimit-Reset or RateLimit). Absent when the API sends none."),
+		window:    gauge("api_rate_limit_window_seconds", "Length of the API's quota window, from its latest response of the endpoint (a w= parameter). Absent when the API sends none."),
+	}
+	for _, l := range labels {
+		m.Bytes.WithLabelValues(l)
+		for _, r := range endpoint.Reasons {
+			m.Reused.WithLabelValues(l, string(r))
+		}
+	}
+	return m
+}
+
+// Collectors returns every metric, to register.
+func (m *APIMetrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Requests, m.Bytes, m.Reused, m.limit, m.remaining, m.reset, m.window}
+}
+
+// Observer returns a client.Config.Observe that counts every API request
+// and its bytes, keeps the quota it announced, and logs it at debug:
+// endpoint, page (for a paginated endpoint), status, bytes and duration.
+func (m *APIMetrics) Observer(logger log.Logger) func(client.Request) {
 	return func(r client.Request) {
-		requests.WithLabelValues(r.Endpoint, r.Code).Inc()
+		m.Requests.WithLabelValues(r.Endpoint, r.Code).Inc()
+		m.Bytes.WithLabelValues(r.Endpoint).Add(float64(r.Bytes))
+		if r.Code != "error" {
+			m.setQuota(r.Endpoint, r.RateLimit)
+		}
 		kv := []any{"msg", "API request", "endpoint", r.Endpoint}
 		if r.Page > 0 {
 			kv = append(kv, "page", r.Page)
@@ -32,4 +79,20 @@ func RequestObserver(logger log.Logger, requests *prometheus.CounterVec) func(cl
 		kv = append(kv, "status", r.Code, "bytes", r.Bytes, "duration", r.Duration)
 		level.Debug(logger).Log(kv...)
 	}
+}
+
+// setQuota exports what the response announced and removes what it did
+// not: a quota the API stopped sending is not left standing.
+func (m *APIMetrics) setQuota(label string, q client.RateLimit) {
+	set := func(g *prometheus.GaugeVec, v float64, ok bool) {
+		if ok {
+			g.WithLabelValues(label).Set(v)
+		} else {
+			g.DeleteLabelValues(label)
+		}
+	}
+	set(m.limit, q.Limit, q.Limit >= 0)
+	set(m.remaining, q.Remaining, q.Remaining >= 0)
+	set(m.reset, float64(q.Reset.UnixNano())/1e9, !q.Reset.IsZero())
+	set(m.window, q.Window.Seconds(), q.Window > 0)
 }

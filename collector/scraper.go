@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/global-stability/global_stability_exporter/client"
@@ -36,6 +37,9 @@ type Config struct {
 	// CacheTTL lets a finished collection serve later scrapes for this
 	// long. 0 shares only collections still in flight.
 	CacheTTL time.Duration
+	// Reused, if set, counts the endpoints whose stored answer a
+	// collection reused (Endpoint.Store), by endpoint and reason.
+	Reused *prometheus.CounterVec
 }
 
 // Collections runs collections from the API and shares them between the
@@ -53,6 +57,7 @@ type Collections struct {
 	endpoints  []*endpoint.Endpoint
 	config     endpoint.Config
 	cacheTTL   time.Duration
+	reused     *prometheus.CounterVec
 	conditions conditions // what has been logged as going on
 	failures   *failureLog
 
@@ -76,6 +81,7 @@ func NewCollections(cfg Config) *Collections {
 		endpoints: cfg.Endpoints,
 		config:    cfg.Endpoint,
 		cacheTTL:  cfg.CacheTTL,
+		reused:    cfg.Reused,
 		backoff:   map[string]time.Time{},
 	}
 	if s.logger == nil {
@@ -246,8 +252,12 @@ func (s *Collections) start(ctx context.Context, deadline time.Time) *collection
 				r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
 				return
 			}
-			r.data, r.err = e.Fetch(cctx, s.client, s.config)
+			var reuse endpoint.Reuse
+			r.data, reuse, r.err = e.Fetch(cctx, s.client, s.config)
 			r.duration = time.Since(c.started)
+			if reuse != endpoint.Fetched && s.reused != nil {
+				s.reused.WithLabelValues(e.Label, string(reuse)).Inc()
+			}
 			if r.err == nil {
 				s.noteData(e.Label, r.data)
 			}

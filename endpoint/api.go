@@ -1,6 +1,10 @@
 package endpoint
 
-import "github.com/global-stability/global_stability_exporter/client"
+import (
+	"time"
+
+	"github.com/global-stability/global_stability_exporter/client"
+)
 
 // This file is the one place that says what the exporter knows of the API
 // (spec: shared/spec/global-stability-api.md): each endpoint, the fields it
@@ -145,6 +149,8 @@ var Summary = &Endpoint{
 	Group:  "summary",
 	Limit:  client.DocumentLimit,
 	Fields: []Field{{Name: "as_of", Rule: Timestamp, Metric: AsOf}},
+	// "a rolling summary refreshed every 15 minutes"
+	Refresh: 15 * time.Minute,
 }
 
 // All returns every endpoint, in a stable order: the endpoint labels of

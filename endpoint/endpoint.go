@@ -44,6 +44,10 @@ type Endpoint struct {
 	Fields []Field
 	// List is the document's list of items, if it has one.
 	List *List
+	// Refresh is how often the API refreshes the endpoint's data, if the
+	// spec says: an answer with as_of T is not asked for again before
+	// T + Refresh (Config.Refresh overrides it).
+	Refresh time.Duration
 }
 
 // Field is one value of a document or of a list item.
@@ -106,6 +110,11 @@ type Config struct {
 	MaxNameBytes   int             // longest trend word, indicator key or category
 	Keys           *redact.Keyring // a name holding a piece of a key is invalid
 	Now            func() time.Time
+	// Store keeps answers for reuse while the API allows; nil asks the API
+	// for every body every time.
+	Store *Store
+	// Refresh overrides Endpoint.Refresh by endpoint label; 0 turns it off.
+	Refresh map[string]time.Duration
 
 	interned map[string]string // of a collection: names checked valid (see Name)
 	now      time.Time         // of a collection: what its timestamps are judged by

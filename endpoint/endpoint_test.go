@@ -45,7 +45,8 @@ func fetch(t *testing.T, e *endpoint.Endpoint, body string) (endpoint.Result, er
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, body)
 	})
-	return e.Fetch(context.Background(), newClient(t, srv.URL), config)
+	r, _, err := e.Fetch(context.Background(), newClient(t, srv.URL), config)
+	return r, err
 }
 
 // samples maps "name{v1,v2}" (label values in the metric's order) to values.
@@ -63,7 +64,7 @@ func TestAllEndpointsAgainstSimulator(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL)
 	for _, e := range endpoint.All() {
-		r, err := e.Fetch(context.Background(), c, config)
+		r, _, err := e.Fetch(context.Background(), c, config)
 		if err != nil {
 			t.Fatalf("%s: %v", e.Label, err)
 		}
@@ -82,11 +83,11 @@ func TestAllEndpointsAgainstSimulator(t *testing.T) {
 		}
 	}
 	before := sim.Requests("conflict")
-	r, _ := endpoint.Conflict.Fetch(context.Background(), c, config)
+	r, _, _ := endpoint.Conflict.Fetch(context.Background(), c, config)
 	if s := samples(r); s["global_stability_conflict_events{}"] != 23 || sim.Requests("conflict")-before != 6 {
 		t.Errorf("conflict: %v events in %d requests, want 23 in 6 pages", s["global_stability_conflict_events{}"], sim.Requests("conflict")-before)
 	}
-	r, _ = endpoint.Summary.Fetch(context.Background(), c, config)
+	r, _, _ = endpoint.Summary.Fetch(context.Background(), c, config)
 	if want := float64(time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC).Unix()); samples(r)["global_stability_as_of_timestamp_seconds{summaries}"] != want {
 		t.Errorf("summary: %v, want as_of %v", samples(r), want)
 	}
@@ -280,7 +281,7 @@ func TestRepeatedEventsAcrossPagesCountOnce(t *testing.T) {
 		"2": `{"events":[` + event("b") + `,` + event("c") + `,` + strings.Replace(event("d"), `"id":"evt_d",`, "", 1) + `,` + strings.Replace(event("e"), `"id":"evt_e",`, "", 1) + `],"next_cursor":null}`,
 	}
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, pages[r.URL.Query().Get("cursor")]) })
-	r, err := endpoint.Conflict.Fetch(context.Background(), newClient(t, srv.URL), config)
+	r, _, err := endpoint.Conflict.Fetch(context.Background(), newClient(t, srv.URL), config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestCursorForms(t *testing.T) {
 		"17": `{"events":[` + event("b") + `,` + event("c") + `],"next_cursor":""}`,
 	}
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, pages[r.URL.Query().Get("cursor")]) })
-	r, err := endpoint.Conflict.Fetch(context.Background(), newClient(t, srv.URL), config)
+	r, _, err := endpoint.Conflict.Fetch(context.Background(), newClient(t, srv.URL), config)
 	if n := samples(r)["global_stability_conflict_events{}"]; err != nil || n != 3 {
 		t.Errorf("%v events, %v; want 3 over two pages", n, err)
 	}

@@ -1,0 +1,107 @@
+package client
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RateLimit is the quota an API response announces, where it uses one of
+// the common conventions; the spec shows none, so every field may be
+// absent (negative). Read from, in this order of preference:
+//
+//   - the IETF fields (draft-ietf-httpapi-ratelimit-headers-08 and later):
+//     RateLimit-Policy: "default";q=100;w=60 and RateLimit: "default";r=50;t=30
+//   - its draft-07 form: RateLimit: limit=100, remaining=50, reset=30
+//   - its earlier drafts: RateLimit-Limit, RateLimit-Remaining,
+//     RateLimit-Reset (seconds from now)
+//   - the de facto X-RateLimit-Limit, X-RateLimit-Remaining and
+//     X-RateLimit-Reset, whose reset is Unix seconds (GitHub and most
+//     others) or, when smaller than 10^9, seconds from now.
+type RateLimit struct {
+	Limit     float64       // requests allowed per window; -1 if not sent
+	Remaining float64       // requests left in this window; -1 if not sent
+	Reset     time.Time     // when the window resets; zero if not sent
+	Window    time.Duration // the window's length; 0 if not sent
+}
+
+// Any reports whether the response announced anything of a quota.
+func (r RateLimit) Any() bool {
+	return r.Limit >= 0 || r.Remaining >= 0 || !r.Reset.IsZero() || r.Window > 0
+}
+
+// rateLimit reads a response's quota, received at now.
+func rateLimit(h http.Header, now time.Time) RateLimit {
+	r := RateLimit{Limit: -1, Remaining: -1}
+	// The oldest convention first, so that a newer one the API also sends wins.
+	r.set(h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), now, true)
+	r.set(h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), now, false)
+	if v := h.Get("RateLimit"); v != "" {
+		params := structuredParams(v)
+		if _, ok := params["limit"]; ok || params["remaining"] != "" {
+			r.set(params["limit"], params["remaining"], params["reset"], now, false) // draft-07
+		} else {
+			r.set("", params["r"], params["t"], now, false)
+		}
+	}
+	if v := h.Get("RateLimit-Policy"); v != "" {
+		params := structuredParams(v)
+		if q, ok := count(params["q"]); ok {
+			r.Limit = q
+		}
+		if w, ok := count(params["w"]); ok && w > 0 {
+			r.Window = time.Duration(w) * time.Second
+		}
+	}
+	return r
+}
+
+// set takes each value that is a valid count.
+func (r *RateLimit) set(limit, remaining, reset string, now time.Time, resetMayBeUnix bool) {
+	// "10, 10;w=1" (draft 03) and "100;w=60": the first number is the quota.
+	first, params, _ := strings.Cut(strings.TrimSpace(strings.Split(limit, ",")[0]), ";")
+	if n, ok := count(first); ok {
+		r.Limit = n
+		if w, ok := count(structuredParams(params)["w"]); ok && w > 0 {
+			r.Window = time.Duration(w) * time.Second
+		}
+	}
+	if n, ok := count(remaining); ok {
+		r.Remaining = n
+	}
+	if n, ok := count(reset); ok {
+		if resetMayBeUnix && n >= 1e9 {
+			r.Reset = time.Unix(int64(n), 0)
+		} else {
+			r.Reset = now.Add(time.Duration(n) * time.Second)
+		}
+	}
+}
+
+// count parses a non-negative whole number no larger than 2^53.
+func count(s string) (float64, bool) {
+	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err != nil || n > 1<<53 {
+		return 0, false
+	}
+	return float64(n), true
+}
+
+// structuredParams reads the parameters of a structured field item
+// (`"name";q=100;w=60`) or a dictionary (`limit=100, remaining=50`) into
+// one map: key → value, quotes removed.
+func structuredParams(v string) map[string]string {
+	out := map[string]string{}
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
+		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		if _, seen := out[k]; !seen {
+			out[k] = strings.Trim(strings.TrimSpace(val), `"`)
+		}
+	}
+	return out
+}
