@@ -287,7 +287,11 @@ func startDemo(ctx context.Context) (url, key string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	srv := &http.Server{Handler: simulator.New(simulator.Config{Key: key, Seed: 1}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: simulator.New(simulator.Config{Key: key, Seed: 1,
+		// As a well-behaved API would: the landing page and the reuse
+		// counters then show what the exporter saves. A quota far above
+		// what it spends, to show the quota gauges.
+		Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String(), key, nil

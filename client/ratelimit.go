@@ -59,12 +59,18 @@ func rateLimit(h http.Header, now time.Time) RateLimit {
 
 // set takes each value that is a valid count.
 func (r *RateLimit) set(limit, remaining, reset string, now time.Time, resetMayBeUnix bool) {
-	// "10, 10;w=1" (draft 03) and "100;w=60": the first number is the quota.
-	first, params, _ := strings.Cut(strings.TrimSpace(strings.Split(limit, ",")[0]), ";")
+	// "100, 100;w=60" (drafts 03 to 06) and "100;w=60": the first number is
+	// the quota, the first w= its window.
+	elems := strings.Split(limit, ",")
+	first, _, _ := strings.Cut(strings.TrimSpace(elems[0]), ";")
 	if n, ok := count(first); ok {
 		r.Limit = n
-		if w, ok := count(structuredParams(params)["w"]); ok && w > 0 {
-			r.Window = time.Duration(w) * time.Second
+		for _, e := range elems {
+			_, params, _ := strings.Cut(e, ";")
+			if w, ok := count(structuredParams(params)["w"]); ok && w > 0 {
+				r.Window = time.Duration(w) * time.Second
+				break
+			}
 		}
 	}
 	if n, ok := count(remaining); ok {

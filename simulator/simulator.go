@@ -50,6 +50,17 @@ type Config struct {
 	PageSizeParam string           // query parameter a client may use to set the page size; off when empty
 	Latency       time.Duration    // added before every response
 	Now           func() time.Time // the clock; default time.Now
+	// Validators sends an ETag (a hash of the body) and a Last-Modified
+	// (its as_of, where it has one), and answers 304 Not Modified to a
+	// request whose If-None-Match or If-Modified-Since still holds.
+	Validators bool
+	// CacheControl is sent as Cache-Control with every answer (e.g.
+	// "max-age=30"); empty sends none.
+	CacheControl string
+	// RateLimit announces a quota of this many requests per clock hour in
+	// RateLimit/RateLimit-Policy and X-RateLimit-* headers, and answers 429
+	// past it; 0 announces and enforces none.
+	RateLimit int
 }
 
 // Simulator serves the API. Faults and latency can be changed while it runs.
@@ -57,10 +68,12 @@ type Simulator struct {
 	cfg   Config
 	world world
 
-	mu       sync.Mutex
-	latency  time.Duration
-	faults   map[string]Fault
-	requests map[string]int
+	mu         sync.Mutex
+	latency    time.Duration
+	faults     map[string]Fault
+	requests   map[string]int
+	rateWindow time.Time // the clock hour of the quota
+	rateUsed   int       // requests in it
 }
 
 // New returns a simulator for cfg.
@@ -158,6 +171,9 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid API key")
 		return
 	}
+	if !s.quota(w, s.cfg.Now()) {
+		return
+	}
 	body, status := s.route(endpoint, r)
 	if fault.Kind != FaultNone {
 		fault.serve(w, r, body)
@@ -170,6 +186,9 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, status, code, string(body))
 		return
+	}
+	if s.caching(w, r, body) {
+		return // 304
 	}
 	writeJSON(w, http.StatusOK, body)
 }

@@ -33,12 +33,15 @@ func main() {
 	cursorParam := app.Flag("cursor-param", "Query parameter carrying the pagination cursor.").Default(simulator.DefaultCursorParam).String()
 	pageSizeParam := app.Flag("page-size-param", "Query parameter a client may use to set the page size (off when empty).").Default("").String()
 	latency := app.Flag("latency", "Delay added before every response.").Default("0s").Duration()
+	validators := app.Flag("validators", "Send ETag and Last-Modified, and answer 304 Not Modified when they still hold (--no-validators: never).").Default("true").Bool()
+	cacheControl := app.Flag("cache-control", `Cache-Control header of every answer; "" sends none.`).Default(simulator.DemoCacheControl).String()
+	rateLimit := app.Flag("rate-limit", "Requests allowed per clock hour, announced in RateLimit and X-RateLimit-* headers and enforced with 429; 0: no quota.").Default("0").Int()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
 	sim := simulator.New(simulator.Config{
 		Key: *key, Seed: *seed, Events: *events, Briefings: *briefings,
 		PageSize: *pageSize, CursorParam: *cursorParam, PageSizeParam: *pageSizeParam,
-		Latency: *latency,
+		Latency: *latency, Validators: *validators, CacheControl: *cacheControl, RateLimit: *rateLimit,
 	})
 	os.Exit(serve(*listen, sim))
 }
