@@ -101,6 +101,8 @@ func run(args []string) int {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	longLived.MustRegister(apiMetrics.Collectors()...)
+	scrapes := handler.NewScrapesCounter()
+	longLived.MustRegister(scrapes)
 	collections := collector.NewCollections(collector.Config{
 		Client:    cl,
 		Logger:    logger,
@@ -123,6 +125,7 @@ func run(args []string) int {
 		DefaultTimeout: *f.apiTimeout,
 		TimeoutOffset:  *f.timeoutOffset,
 		MaxRequests:    *f.maxRequests,
+		Scrapes:        scrapes,
 	}))
 
 	if *f.metricsPath != "/" {

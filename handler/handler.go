@@ -37,6 +37,18 @@ type Options struct {
 	TimeoutOffset time.Duration
 	// MaxRequests limits concurrent scrapes; 0 means no limit.
 	MaxRequests int
+	// Scrapes, if set, counts the scrapes served (GET, whatever the API
+	// did): the other side of the API requests they cost.
+	Scrapes prometheus.Counter
+}
+
+// NewScrapesCounter returns global_stability_exporter_scrapes_total, for
+// Options.Scrapes, to register on the long-lived registry.
+func NewScrapesCounter() prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "global_stability_exporter_scrapes_total",
+		Help: "Scrapes of the metrics path served (refused ones not counted): what the API requests of global_stability_api_requests_total were spent on.",
+	})
 }
 
 // New returns the /metrics handler: per request, the scrape's share of a
@@ -68,6 +80,9 @@ func New(o Options) http.Handler {
 				http.Error(w, fmt.Sprintf("Limit of concurrent scrapes reached (%d), try again later.", o.MaxRequests), http.StatusServiceUnavailable)
 				return
 			}
+		}
+		if o.Scrapes != nil {
+			o.Scrapes.Inc()
 		}
 		timeout := ScrapeTimeout(r.Header, o.DefaultTimeout, o.TimeoutOffset)
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)

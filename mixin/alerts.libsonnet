@@ -132,6 +132,14 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 ||| % [sel, ownAlertFields, overview, score], c.invalidDataFor,
                 '{{ $labels.endpoint }} sends invalid values',
                 'For %(invalidDataFor)s, {{ $value }} values of /v1/{{ $labels.endpoint }} per scrape were missing, null, of the wrong type or implausible; they are left out of the export. global_stability_invalid_values says which fields (score, pillars and as_of are not counted here: their own alerts cover them; nor, while the composite score is absent, the overview).' % c),
+          alert(c, 'GlobalStabilityAPIQuotaLow', 'warning',
+                |||
+                  100 * global_stability_api_rate_limit_remaining{%(selector)s} / global_stability_api_rate_limit_limit{%(selector)s} < %(quotaLowPercent)s
+                  unless
+                  global_stability_api_rate_limit_reset_timestamp_seconds{%(selector)s} - time() < 60
+                ||| % c, c.quotaLowFor,
+                'Only {{ $value | printf "%.0f" }}% of the API quota is left ({{ $labels.endpoint }})',
+                'The API announces (rate-limit headers on /v1/{{ $labels.endpoint }}) that less than %(quotaLowPercent)s%% of its quota has been left for %(quotaLowFor)s, and the window does not reset within a minute. Once it runs out, the API answers 429 and every endpoint fails until the reset.' % c),
           alert(c, 'GlobalStabilityDemoData', 'warning',
                 'global_stability_exporter_demo{%(selector)s} == 1' % c, c.demoDataFor,
                 '{{ $labels.instance }} exports made-up demo data',

@@ -48,6 +48,11 @@
     exporterDownFor: '5m',
     exporterAbsentFor: '10m',
     invalidDataFor: '30m',
+    // The API's quota, where it announces one (rate-limit headers): warn
+    // while less than this share of it is left, unless it resets within a
+    // minute anyway.
+    quotaLowPercent: 10,
+    quotaLowFor: '5m',
     demoDataFor: '5m',
 
     // Where each alert's runbook_url points: this base, then #<alertname in lower case>.

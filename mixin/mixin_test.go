@@ -131,6 +131,9 @@ var ownSeries = []string{
 	"global_stability_up", "global_stability_scrape_success", "global_stability_scrape_duration_seconds",
 	"global_stability_api_backoff_seconds", "global_stability_label_values_dropped", "global_stability_invalid_values",
 	"global_stability_api_requests_total", "global_stability_exporter_build_info", "global_stability_exporter_demo",
+	"global_stability_api_received_bytes_total", "global_stability_api_responses_reused_total", "global_stability_exporter_scrapes_total",
+	"global_stability_api_rate_limit_limit", "global_stability_api_rate_limit_remaining",
+	"global_stability_api_rate_limit_reset_timestamp_seconds", "global_stability_api_rate_limit_window_seconds",
 }
 
 // TestEverySeriesTheMixinReadsExists: each global_stability_ series a
