@@ -195,6 +195,32 @@ var flagCases = []flagCase{
 		},
 	},
 	{
+		name:  "no-api.http-cache downloads a body the API calls fresh",
+		flags: []string{"--no-api.http-cache"}, env: []string{"GLOBAL_STABILITY_API_HTTP_CACHE=false"},
+		sim:   simulator.Config{Validators: true, CacheControl: "max-age=300"},
+		observe: func(t *testing.T, r *flagRun) {
+			r.metrics(t)
+			s := r.metrics(t)
+			if n := r.sim.Requests("global-stability"); n != 2 {
+				t.Errorf("two scrapes of an answer fresh for 5 minutes sent %d overview requests, want 2", n)
+			}
+			if _, ok := s.Get("global_stability_api_requests_total", "endpoint", "global-stability", "code", "304"); ok {
+				t.Error("validators were sent")
+			}
+		},
+	},
+	{
+		name:  "api.summary-refresh-interval 0 asks for the summary every time",
+		flags: []string{"--api.summary-refresh-interval=0"}, env: []string{"GLOBAL_STABILITY_API_SUMMARY_REFRESH_INTERVAL=0s"},
+		observe: func(t *testing.T, r *flagRun) {
+			r.metrics(t)
+			r.metrics(t)
+			if n := r.sim.Requests("summaries"); n != 2 {
+				t.Errorf("two scrapes sent %d summary requests, want 2", n)
+			}
+		},
+	},
+	{
 		name:  "api.tls.insecure-skip-verify accepts an unknown certificate",
 		flags: []string{"--api.tls.insecure-skip-verify"}, env: []string{"GLOBAL_STABILITY_API_TLS_INSECURE_SKIP_VERIFY=true"},
 		tls: true,
