@@ -197,7 +197,7 @@ var flagCases = []flagCase{
 	{
 		name:  "no-api.http-cache downloads a body the API calls fresh",
 		flags: []string{"--no-api.http-cache"}, env: []string{"GLOBAL_STABILITY_API_HTTP_CACHE=false"},
-		sim:   simulator.Config{Validators: true, CacheControl: "max-age=300"},
+		sim: simulator.Config{Validators: true, CacheControl: "max-age=300"},
 		observe: func(t *testing.T, r *flagRun) {
 			r.metrics(t)
 			s := r.metrics(t)
