@@ -75,8 +75,8 @@ func TestReleaseOnRealPrometheus(t *testing.T) {
 		"global":     map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
 		"rule_files": []string{rulesFile},
 		"scrape_configs": []any{map[string]any{
-			"job_name":       fmt.Sprintf("serviceMonitor/%s/%s/0", namespace, job),
-			"static_configs": []any{map[string]any{"targets": []string{exporterAddr}}},
+			"job_name":        fmt.Sprintf("serviceMonitor/%s/%s/0", namespace, job),
+			"static_configs":  []any{map[string]any{"targets": []string{exporterAddr}}},
 			"relabel_configs": relabel,
 		}},
 	})
