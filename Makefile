@@ -21,9 +21,13 @@ JSONNET := $(shell go env GOPATH)/bin/jsonnet
 GREMLINS_VERSION := v0.6.0
 GREMLINS := $(shell go env GOPATH)/bin/gremlins
 GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
+# goreleaser, not promu (what the official exporters use): this machine's
+# module proxy refuses promu (403).
+GORELEASER_VERSION := v2.15.1
+GORELEASER := $(shell go env GOPATH)/bin/goreleaser
 IMAGE ?= global-stability-exporter
 
-.PHONY: build test lint bench docker clean mixin mutation chart-tools chart-test
+.PHONY: build test lint bench docker clean mixin mutation chart-tools chart-test release release-check
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o global_stability_exporter .
@@ -87,9 +91,63 @@ chart-tools: $(HELM) $(KUSTOMIZE)
 chart-test: chart-tools
 	cd charts/test && go vet ./... && PATH="$(dir $(HELM)):$$PATH" go test -race -count=1 ./...
 
+$(GORELEASER):
+	GOFLAGS= go install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+# Release archives (.goreleaser.yaml) are built from a fresh clone of HEAD,
+# so that they are the commit's and nothing else: uncommitted changes stay
+# out, the clone has the remote that goreleaser asks for (without one it
+# silently stamps revision "none" and build date 0001-01-01), and the commit
+# gives every date. The clone is on this branch, for the Branch stamp.
+RELEASE_WORK := .build/release
+RELEASE_DIR := global_stability_exporter-$(VERSION).linux-amd64
+
+define warn_if_dirty
+	@if [ -n "$$(git status --porcelain)" ]; then \
+	  echo "*** uncommitted changes are not in the archives: they are built from HEAD ($(REVISION)) ***" >&2; fi
+endef
+
+# $(call goreleaser_in_clone,DIR,ENV): goreleaser in a fresh clone of HEAD at DIR.
+define goreleaser_in_clone
+	rm -rf $(1) && git clone --quiet --no-checkout . $(1)
+	git -C $(1) checkout --quiet $(if $(filter HEAD,$(BRANCH)),--detach $(REVISION),-B $(BRANCH) $(REVISION))
+	cd $(1) && $(2) $(GORELEASER) release --snapshot --clean
+endef
+
+# All archives and sha256sums.txt, in dist/.
+release: $(GORELEASER)
+	$(warn_if_dirty)
+	$(call goreleaser_in_clone,$(RELEASE_WORK)/all,)
+	rm -rf dist && mv $(RELEASE_WORK)/all/dist dist && rm -rf $(RELEASE_WORK)/all
+	@cat dist/sha256sums.txt
+
+# The linux/amd64 archive (RELEASE_CHECK selects it in .goreleaser.yaml),
+# built twice in clones at two paths: the archives and binaries must be the
+# same bytes. Then the checks a downloader makes: the sums, the files in the
+# archive, --version showing this VERSION and commit. Leaves it in dist/.
+release-check: $(GORELEASER)
+	$(warn_if_dirty)
+	$(call goreleaser_in_clone,$(RELEASE_WORK)/a,RELEASE_CHECK=1)
+	$(call goreleaser_in_clone,$(RELEASE_WORK)/b,RELEASE_CHECK=1)
+	test "$$(cd $(RELEASE_WORK)/a/dist && ls *.tar.gz *.zip 2>/dev/null)" = "$(RELEASE_DIR).tar.gz"
+	cmp $(RELEASE_WORK)/a/dist/$(RELEASE_DIR).tar.gz $(RELEASE_WORK)/b/dist/$(RELEASE_DIR).tar.gz
+	cmp $(RELEASE_WORK)/a/dist/check_linux_amd64_v1/global_stability_exporter \
+	  $(RELEASE_WORK)/b/dist/check_linux_amd64_v1/global_stability_exporter
+	cmp $(RELEASE_WORK)/a/dist/sha256sums.txt $(RELEASE_WORK)/b/dist/sha256sums.txt
+	rm -rf dist && mv $(RELEASE_WORK)/a/dist dist && rm -rf $(RELEASE_WORK)/a $(RELEASE_WORK)/b
+	cd dist && sha256sum -c sha256sums.txt
+	mkdir -p $(RELEASE_WORK)/x && tar xzf dist/$(RELEASE_DIR).tar.gz -C $(RELEASE_WORK)/x
+	cd $(RELEASE_WORK)/x/$(RELEASE_DIR) && for f in LICENSE NOTICE README.md global_stability_exporter; do \
+	  test -f $$f || { echo "$(RELEASE_DIR).tar.gz lacks $$f" >&2; exit 1; }; done
+	@out=$$($(RELEASE_WORK)/x/$(RELEASE_DIR)/global_stability_exporter --version 2>&1); echo "$$out"; \
+	  echo "$$out" | grep -q "version $(VERSION) .*revision: $(REVISION))" || \
+	    { echo "--version does not show version $(VERSION) and revision $(REVISION)" >&2; exit 1; }; \
+	  ! echo "$$out" | grep -q "build date: *00010101" || { echo "no build date stamped" >&2; exit 1; }
+	rm -rf $(RELEASE_WORK)/x
+
 docker:
 	docker build --build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) \
 	  -t $(IMAGE):$(VERSION) -t $(IMAGE):latest .
 
 clean:
-	rm -f global_stability_exporter
+	rm -rf global_stability_exporter dist $(RELEASE_WORK)
