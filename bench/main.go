@@ -42,7 +42,7 @@ const benchKey = "bench-key"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
-	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base); 0 runs all")
+	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load); 0 runs all")
 	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (group 7)")
 	flag.Parse()
 	if err := run(*out, *only, *base); err != nil {
@@ -200,6 +200,17 @@ func run(out string, only int, base string) error {
 			return err
 		}
 		rows = append(rows, compared...)
+	}
+
+	// 8. What an hour of an HA pair costs the API, with and without the
+	// store, played in fake time by collector's TestAPILoad (which also
+	// holds every exported as_of to what the API allowed).
+	if want(8) {
+		load, err := apiLoadRows(dir)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, load...)
 	}
 
 	table := render(rows)
@@ -427,7 +438,10 @@ func start(simBin string, events, pageSize int, latency time.Duration, cmd comma
 	}
 	e := &env{addr: exporterAddr}
 	e.simulator = exec.Command(simBin, "--listen-address="+simAddr, "--key="+benchKey,
-		"--events="+strconv.Itoa(events), "--page-size="+strconv.Itoa(pageSize), "--latency="+latency.String())
+		"--events="+strconv.Itoa(events), "--page-size="+strconv.Itoa(pageSize), "--latency="+latency.String(),
+		// Rows 1 to 7 measure a whole collection: nothing reused (row 8
+		// measures reuse).
+		"--no-validators", "--cache-control=")
 	e.exporter = cmd(simAddr, exporterAddr)
 	e.exporter.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey)
 	for _, c := range []*exec.Cmd{e.simulator, e.exporter} {
