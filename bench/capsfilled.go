@@ -93,7 +93,7 @@ func capsFilledRow(exporterBin string) (row, error) {
 		return row{}, err
 	}
 	cmd := exec.Command(exporterBin, "--api.url=http://"+upstream, "--web.listen-address="+addr, "--log.level=error")
-	cmd.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey)
+	cmd.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey, "GLOBAL_STABILITY_API_SUMMARY_REFRESH_INTERVAL=0s")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return row{}, err

@@ -265,7 +265,7 @@ func nearLimitRow(exporterBin string) (row, error) {
 		return row{}, err
 	}
 	cmd := exec.Command(exporterBin, "--api.url=http://"+upstream, "--web.listen-address="+addr, "--log.level=error")
-	cmd.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey)
+	cmd.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey, "GLOBAL_STABILITY_API_SUMMARY_REFRESH_INTERVAL=0s")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return row{}, err
@@ -416,8 +416,12 @@ type command func(simAddr, listenAddr string) *exec.Cmd
 
 func exporter(bin string, args ...string) command {
 	return func(simAddr, listenAddr string) *exec.Cmd {
-		return exec.Command(bin, append([]string{"--api.url=http://" + simAddr, "--web.listen-address=" + listenAddr,
+		cmd := exec.Command(bin, append([]string{"--api.url=http://" + simAddr, "--web.listen-address=" + listenAddr,
 			"--api.max-pages=1000", "--api.timeout=60s", "--log.level=warn"}, args...)...)
+		// Whole collections, the summary included (row 8 measures reuse). A
+		// variable, not a flag: an exporter built at -base may not know it.
+		cmd.Env = append(os.Environ(), "GLOBAL_STABILITY_API_SUMMARY_REFRESH_INTERVAL=0s")
+		return cmd
 	}
 }
 
@@ -443,7 +447,7 @@ func start(simBin string, events, pageSize int, latency time.Duration, cmd comma
 		// measures reuse).
 		"--no-validators", "--cache-control=")
 	e.exporter = cmd(simAddr, exporterAddr)
-	e.exporter.Env = append(os.Environ(), "GLOBAL_STABILITY_API_KEY="+benchKey)
+	e.exporter.Env = append(e.exporter.Env, "GLOBAL_STABILITY_API_KEY="+benchKey)
 	for _, c := range []*exec.Cmd{e.simulator, e.exporter} {
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {
