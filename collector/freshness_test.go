@@ -409,3 +409,102 @@ func TestQuotaInSight(t *testing.T) {
 		}
 	})
 }
+
+// TestFirstPageChangedReadsEveryPage: once the first page has changed, the
+// later pages are asked for without validators (a 304 for them would leave
+// the new first page beside old data).
+func TestFirstPageChangedReadsEveryPage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newCachingAPI()
+		api.set("/v1/conflict", `{"events": [], "next_cursor": "p2"}`)
+		api.set("/v1/conflict?cursor=p2", `{"events": [], "next_cursor": null}`)
+		e := newCachingEnv(t, api, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Conflict}, 0)
+		e.scrape(t)
+		api.take()
+		time.Sleep(15 * time.Second)
+		api.set("/v1/conflict", `{"events": [{"id": "n", "lat": 1, "lon": 1, "category": "riot", "escalation": 0.5, "occurred_at": "2000-01-01T00:00:00Z"}], "next_cursor": "p2"}`)
+		s := e.scrape(t)
+		if got := api.take(); len(got) != 2 || !strings.HasSuffix(got[0], `"`) || got[1] != "/v1/conflict?cursor=p2" {
+			t.Fatalf("sent %q, want page 1 with If-None-Match, then page 2 without", got)
+		}
+		if v := value(t, s, "global_stability_conflict_events"); v != 1 {
+			t.Errorf("events %v, want 1", v)
+		}
+	})
+}
+
+// TestAFutureAsOfHoldsNoLonger: a summary whose as_of lies ahead (valid up
+// to an hour) is still asked for again one interval after it was fetched.
+func TestAFutureAsOfHoldsNoLonger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newCachingAPI()
+		ahead := time.Now().Add(50 * time.Minute).UTC().Format(time.RFC3339)
+		api.set("/v1/summaries", `{"summary": "x", "as_of": "`+ahead+`"}`, "ETag", "")
+		e := newCachingEnv(t, api, endpoint.NewStore(false), []*endpoint.Endpoint{endpoint.Summary}, 15*time.Minute)
+		e.scrape(t)
+		time.Sleep(15*time.Minute + time.Second)
+		e.scrape(t)
+		if got := api.take(); len(got) != 2 {
+			t.Errorf("sent %q: an as_of 50 minutes ahead held the summary past its interval", got)
+		}
+	})
+}
+
+// TestAFailureIsNotHiddenByTheStore: once the stored answer is no longer
+// fresh, a failing endpoint is absent and failed, not its stored answer
+// shown as good; and a 304 to a request without validators is a failure.
+func TestAFailureIsNotHiddenByTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newCachingAPI()
+		api.set("/v1/global-stability", overviewBody(40, time.Now()), "Cache-Control", "max-age=30")
+		var broken sync.Mutex
+		status := 0
+		upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			broken.Lock()
+			s := status
+			broken.Unlock()
+			if s != 0 {
+				w.WriteHeader(s)
+				return
+			}
+			api.ServeHTTP(w, r)
+		})
+		e := newCachingEnv(t, upstream, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Overview}, 0)
+		e.scrape(t)
+		broken.Lock()
+		status = http.StatusInternalServerError
+		broken.Unlock()
+		time.Sleep(31 * time.Second)
+		s := e.scrape(t)
+		if v := value(t, s, "global_stability_scrape_success", "endpoint", "global-stability"); v != 0 {
+			t.Errorf("scrape_success %v while the API fails", v)
+		}
+		if _, ok := s.Get("global_stability_score"); ok {
+			t.Error("the stored score is exported while the API fails and the answer is stale")
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) })
+		e := newCachingEnv(t, upstream, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Overview}, 0)
+		if v := value(t, e.scrape(t), "global_stability_scrape_success", "endpoint", "global-stability"); v != 0 {
+			t.Errorf("a 304 to a request without validators: scrape_success %v, want 0", v)
+		}
+	})
+}
+
+// TestReceivedBytesAreTheBodies: the byte counter adds each body as sent,
+// and nothing for a 304.
+func TestReceivedBytesAreTheBodies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newCachingAPI()
+		body := overviewBody(40, time.Now())
+		api.set("/v1/global-stability", body)
+		e := newCachingEnv(t, api, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Overview}, 0)
+		e.scrape(t)
+		time.Sleep(time.Second)
+		s := e.scrape(t) // a 304
+		if v := value(t, s, "global_stability_api_received_bytes_total", "endpoint", "global-stability"); v != float64(len(body)) {
+			t.Errorf("received bytes %v, want the one body's %d", v, len(body))
+		}
+	})
+}
