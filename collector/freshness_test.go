@@ -398,6 +398,16 @@ func TestQuotaInSight(t *testing.T) {
 				t.Errorf("%s %v, want %v", name, v, want)
 			}
 		}
+		// A 304 carries the quota too.
+		body := overviewBody(40, time.Now())
+		api.set("/v1/global-stability", body, "RateLimit-Policy", `"hourly";q=1000;w=3600`, "RateLimit", `"hourly";r=119;t=60`)
+		s = e.scrape(t)
+		if v := value(t, s, "global_stability_api_requests_total", "endpoint", "global-stability", "code", "304"); v != 1 {
+			t.Fatalf("%v answers 304, want 1", v)
+		}
+		if v := value(t, s, "global_stability_api_rate_limit_remaining", "endpoint", "global-stability"); v != 119 {
+			t.Errorf("remaining %v after a 304 announcing 119", v)
+		}
 		api.set("/v1/global-stability", overviewBody(41, time.Now()))
 		time.Sleep(time.Minute)
 		s = e.scrape(t)
