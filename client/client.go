@@ -244,10 +244,12 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 
 	meta := Meta{Validators: validators(resp.Header), Freshness: freshness(resp.Header, start, received)}
 	if resp.StatusCode == http.StatusNotModified && !v.Empty() {
-		// RFC 9110 asks a 304 to repeat the validators; keep ours if not.
-		meta.NotModified = true
-		if meta.Validators.Empty() {
-			meta.Validators = v
+		// RFC 9110 asks a 304 to repeat the validators and caching
+		// headers; what it leaves out stays as stored.
+		h := updated(resp.Header, v)
+		meta = Meta{NotModified: true, Validators: validators(h), Freshness: freshness(h, start, received)}
+		if meta.Validators.ETag == "" && meta.Validators.LastModified == "" {
+			meta.Validators.ETag, meta.Validators.LastModified = v.ETag, v.LastModified
 		}
 		return meta, nil
 	}

@@ -22,9 +22,13 @@ const MaxFreshness = time.Hour
 
 // Validators identify a stored response to the API: sent back as
 // If-None-Match and If-Modified-Since, they let it answer 304 Not Modified.
+// They also carry the response's own caching headers, which a 304 that
+// does not repeat them leaves in force (RFC 9111 section 4.3.4).
 type Validators struct {
 	ETag         string // as sent, quotes and W/ included
 	LastModified string // as sent, an HTTP date
+	CacheControl []string
+	Expires      string
 }
 
 // Empty reports whether there is nothing to revalidate with.
@@ -53,7 +57,24 @@ func validators(h http.Header) Validators {
 	if _, err := http.ParseTime(v.LastModified); err != nil {
 		v.LastModified = ""
 	}
+	v.CacheControl, v.Expires = h.Values("Cache-Control"), h.Get("Expires")
 	return v
+}
+
+// updated is the 304's headers with the stored response's caching headers
+// where the 304 does not send its own.
+func updated(h http.Header, stored Validators) http.Header {
+	if len(h.Values("Cache-Control")) > 0 || len(h.Values("Expires")) > 0 {
+		return h
+	}
+	h = h.Clone()
+	for _, v := range stored.CacheControl {
+		h.Add("Cache-Control", v)
+	}
+	if stored.Expires != "" {
+		h.Set("Expires", stored.Expires)
+	}
+	return h
 }
 
 // freshness computes how long a response stays fresh (RFC 9111 section

@@ -73,6 +73,7 @@ type cachingAPI struct {
 	bodies   map[string]string      // path (with query) → body
 	headers  map[string]http.Header // path → extra headers
 	requests []string               // "path If-None-Match"
+	bare304  bool                   // a 304 without the caching headers
 }
 
 func newCachingAPI() *cachingAPI {
@@ -109,6 +110,12 @@ func (f *cachingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", etag)
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == w.Header().Get("ETag") {
+		f.mu.Lock()
+		if f.bare304 {
+			w.Header().Del("Cache-Control")
+			w.Header().Del("Expires")
+		}
+		f.mu.Unlock()
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -515,6 +522,32 @@ func TestReceivedBytesAreTheBodies(t *testing.T) {
 		s := e.scrape(t) // a 304
 		if v := value(t, s, "global_stability_api_received_bytes_total", "endpoint", "global-stability"); v != float64(len(body)) {
 			t.Errorf("received bytes %v, want the one body's %d", v, len(body))
+		}
+	})
+}
+
+// TestA304WithoutCachingHeadersKeepsTheStoredOnes: a 304 that does not
+// repeat Cache-Control leaves the stored answer's in force (RFC 9111
+// section 4.3.4), so max-age=30 counts again from the 304.
+func TestA304WithoutCachingHeadersKeepsTheStoredOnes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newCachingAPI()
+		api.bare304 = true
+		api.set("/v1/global-stability", overviewBody(40, time.Now()), "Cache-Control", "max-age=30")
+		e := newCachingEnv(t, api, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Overview}, 0)
+		e.scrape(t)
+		time.Sleep(31 * time.Second)
+		e.scrape(t) // a 304 without Cache-Control
+		api.take()
+		time.Sleep(20 * time.Second)
+		e.scrape(t)
+		if got := api.take(); len(got) != 0 {
+			t.Errorf("20 s after a bare 304 of an answer with max-age=30, sent %q", got)
+		}
+		time.Sleep(11 * time.Second)
+		e.scrape(t)
+		if got := api.take(); len(got) != 1 {
+			t.Errorf("31 s after it, sent %q, want one request", got)
 		}
 	})
 }
