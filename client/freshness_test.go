@@ -93,6 +93,10 @@ func TestRateLimit(t *testing.T) {
 		{"IETF RateLimit and RateLimit-Policy", map[string]string{"RateLimit-Policy": `"hourly";q=1000;w=3600`, "RateLimit": `"hourly";r=998;t=1800`}, 1000, 998, now.Add(30 * time.Minute), time.Hour},
 		{"IETF wins over X-", map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "1", "RateLimit-Policy": `"d";q=1000;w=3600`, "RateLimit": `"d";r=998;t=1800`}, 1000, 998, now.Add(30 * time.Minute), time.Hour},
 		{"garbage is absent", map[string]string{"X-RateLimit-Limit": "lots", "X-RateLimit-Remaining": "-3", "X-RateLimit-Reset": "1e9"}, -1, -1, time.Time{}, 0},
+		// Values that would overflow a time.Duration, or name no date.
+		{"a reset too far is absent", map[string]string{"RateLimit-Limit": "5;w=9007199254740992", "RateLimit-Reset": "9007199254740992"}, 5, -1, time.Time{}, 0},
+		{"a Unix reset past the year 9999 is absent", map[string]string{"X-RateLimit-Limit": "5", "X-RateLimit-Reset": "999999999999"}, 5, -1, time.Time{}, 0},
+		{"a window of a year and a day is absent", map[string]string{"RateLimit-Policy": `"p";q=5;w=31708800`}, 5, -1, time.Time{}, 0},
 	} {
 		h := http.Header{}
 		for k, v := range tc.headers {

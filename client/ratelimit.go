@@ -50,8 +50,10 @@ func rateLimit(h http.Header, now time.Time) RateLimit {
 		if q, ok := count(params["q"]); ok {
 			r.Limit = q
 		}
-		if w, ok := count(params["w"]); ok && w > 0 {
-			r.Window = time.Duration(w) * time.Second
+		if w, ok := count(params["w"]); ok {
+			if d, ok := seconds(w); ok {
+				r.Window = d
+			}
 		}
 	}
 	return r
@@ -67,9 +69,11 @@ func (r *RateLimit) set(limit, remaining, reset string, now time.Time, resetMayB
 		r.Limit = n
 		for _, e := range elems {
 			_, params, _ := strings.Cut(e, ";")
-			if w, ok := count(structuredParams(params)["w"]); ok && w > 0 {
-				r.Window = time.Duration(w) * time.Second
-				break
+			if w, ok := count(structuredParams(params)["w"]); ok {
+				if d, ok := seconds(w); ok {
+					r.Window = d
+					break
+				}
 			}
 		}
 	}
@@ -77,12 +81,26 @@ func (r *RateLimit) set(limit, remaining, reset string, now time.Time, resetMayB
 		r.Remaining = n
 	}
 	if n, ok := count(reset); ok {
-		if resetMayBeUnix && n >= 1e9 {
+		switch {
+		case resetMayBeUnix && n >= 1e9 && n < maxUnixReset:
 			r.Reset = time.Unix(int64(n), 0)
-		} else {
+		case n < 1e9: // seconds from now; more would be a date, or nonsense
 			r.Reset = now.Add(time.Duration(n) * time.Second)
 		}
 	}
+}
+
+// maxUnixReset is the first second of the year 10000: a reset after it is
+// not a date.
+const maxUnixReset = 253402300800
+
+// seconds turns a window's w= into a duration, if it is a plausible one
+// (up to a year).
+func seconds(n float64) (time.Duration, bool) {
+	if n <= 0 || n > 366*24*3600 {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
 }
 
 // count parses a non-negative whole number no larger than 2^53.
