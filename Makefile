@@ -60,13 +60,13 @@ bench:
 $(GREMLINS):
 	GOFLAGS= go install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
 
-# Mutation testing of client/ and collector/ with the tests' -short mode
+# Mutation testing of client/, endpoint/ and collector/ with the tests' -short mode
 # (GOFLAGS reaches the go test that gremlins runs per mutant). Slow (about
 # an hour on 2 cores), so not in CI: run it before a release and record
 # the summary in bench/MUTATION.md. Fails below 85% efficacy.
 mutation: $(GREMLINS)
 	@mkdir -p .build
-	set -e; for pkg in client collector; do \
+	set -e; for pkg in client endpoint collector; do \
 	  GOFLAGS=-short $(GREMLINS) unleash --workers 2 --timeout-coefficient 4 --threshold-efficacy 85 \
 	    -o .build/mutation-$$pkg.json ./$$pkg | tee .build/mutation-$$pkg.txt; \
 	done

@@ -26,11 +26,6 @@ type RateLimit struct {
 	Window    time.Duration // the window's length; 0 if not sent
 }
 
-// Any reports whether the response announced anything of a quota.
-func (r RateLimit) Any() bool {
-	return r.Limit >= 0 || r.Remaining >= 0 || !r.Reset.IsZero() || r.Window > 0
-}
-
 // rateLimit reads a response's quota, received at now.
 func rateLimit(h http.Header, now time.Time) RateLimit {
 	r := RateLimit{Limit: -1, Remaining: -1}

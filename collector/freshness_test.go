@@ -415,6 +415,20 @@ func TestQuotaInSight(t *testing.T) {
 		if v := value(t, s, "global_stability_api_rate_limit_remaining", "endpoint", "global-stability"); v != 119 {
 			t.Errorf("remaining %v after a 304 announcing 119", v)
 		}
+		// Used up: a remaining of 0 is the value that matters most; a quota
+		// without a window has none exported.
+		api.set("/v1/global-stability", overviewBody(42, time.Now()), "X-RateLimit-Limit", "0", "X-RateLimit-Remaining", "0")
+		time.Sleep(time.Minute)
+		s = e.scrape(t)
+		if v, ok := s.Get("global_stability_api_rate_limit_remaining", "endpoint", "global-stability"); !ok || v != 0 {
+			t.Errorf("remaining %v (present %v), want 0", v, ok)
+		}
+		if v, ok := s.Get("global_stability_api_rate_limit_limit", "endpoint", "global-stability"); !ok || v != 0 {
+			t.Errorf("limit %v (present %v), want 0", v, ok)
+		}
+		if _, ok := s.Get("global_stability_api_rate_limit_window_seconds", "endpoint", "global-stability"); ok {
+			t.Error("a window is exported that the API did not announce")
+		}
 		api.set("/v1/global-stability", overviewBody(41, time.Now()))
 		time.Sleep(time.Minute)
 		s = e.scrape(t)
