@@ -39,7 +39,7 @@ func TestConditionalGet(t *testing.T) {
 		}
 		w.Header().Set("Cache-Control", "max-age=30")
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"as_of": "2026-11-24T12:00:00Z"}`)
+		_, _ = io.WriteString(w, `{"as_of": "2026-11-24T12:00:00Z"}`)
 	})
 	c := newClient(t, srv.URL, func(cfg *client.Config) {
 		cfg.Observe = func(r client.Request) {
@@ -172,10 +172,10 @@ func TestWalkAsksThePager(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		if page == "" {
-			io.WriteString(w, `{"events": [], "next_cursor": "p2"}`)
+			_, _ = io.WriteString(w, `{"events": [], "next_cursor": "p2"}`)
 			return
 		}
-		io.WriteString(w, `{"events": [], "next_cursor": null}`)
+		_, _ = io.WriteString(w, `{"events": [], "next_cursor": null}`)
 	})
 	p := &pager{validators: map[int]client.Validators{1: {ETag: `""`}}}
 	n, err := newClient(t, srv.URL).Walk(context.Background(), "conflict", client.PageLimit, p)
