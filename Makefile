@@ -66,10 +66,12 @@ $(GREMLINS):
 # the summary in bench/MUTATION.md. Fails below 85% efficacy.
 mutation: $(GREMLINS)
 	@mkdir -p .build
-	set -e; for pkg in client endpoint collector; do \
+	failed=; for pkg in client endpoint collector; do \
 	  GOFLAGS=-short $(GREMLINS) unleash --workers 2 --timeout-coefficient 4 --threshold-efficacy 85 \
-	    -o .build/mutation-$$pkg.json ./$$pkg | tee .build/mutation-$$pkg.txt; \
-	done
+	    -o .build/mutation-$$pkg.json ./$$pkg > .build/mutation-$$pkg.txt 2>&1 || failed="$$failed $$pkg"; \
+	  cat .build/mutation-$$pkg.txt; \
+	done; \
+	if [ -n "$$failed" ]; then echo "mutation: below 85% efficacy (or failed):$$failed"; exit 1; fi
 
 # The Helm chart and the kustomize example are proven by charts/test, a Go
 # module of its own (the Kubernetes API types stay out of the exporter's
