@@ -113,7 +113,9 @@ func TestA304WithoutValidatorsIsAnError(t *testing.T) {
 // fresh as long as the stored answer's Cache-Control says.
 func TestA304KeepsTheStoredCachingHeaders(t *testing.T) {
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("ETag", `"v1"`)
+		// A 304 may name the answer anew (a weak ETag for a strong one,
+		// say); that is what to send next time.
+		w.Header().Set("ETag", `W/"v1"`)
 		w.WriteHeader(http.StatusNotModified)
 	})
 	c := newClient(t, srv.URL)
@@ -128,6 +130,9 @@ func TestA304KeepsTheStoredCachingHeaders(t *testing.T) {
 		meta, err := c.Get(context.Background(), "summaries", client.DocumentLimit, tc.stored, func(io.Reader) error { return nil })
 		if err != nil || !meta.NotModified {
 			t.Fatalf("meta %+v, err %v", meta, err)
+		}
+		if meta.Validators.ETag != `W/"v1"` {
+			t.Errorf("after a 304 naming W/\"v1\": ETag %q", meta.Validators.ETag)
 		}
 		until := time.Until(meta.Freshness.Until)
 		if tc.fresh == 0 && meta.Freshness.Fresh(time.Now()) || tc.fresh > 0 && (until < tc.fresh-5*time.Second || until > tc.fresh) {
@@ -184,5 +189,16 @@ func TestWalkAsksThePager(t *testing.T) {
 	}
 	if got := strings.Join(p.answered, " | "); got != ` 304  "" | p2 200  "p2"` { // a 304 has no body, so no next_cursor of its own
 		t.Errorf("answers %q", got)
+	}
+}
+
+// TestA304WithoutValidatorsKeepsOurs: a 304 that does not repeat the
+// validators leaves the ones sent in force.
+func TestA304WithoutValidatorsKeepsOurs(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) })
+	sent := client.Validators{ETag: `"v1"`, LastModified: "Tue, 24 Nov 2026 12:00:00 GMT"}
+	meta, err := newClient(t, srv.URL).Get(context.Background(), "summaries", client.DocumentLimit, sent, func(io.Reader) error { return nil })
+	if err != nil || meta.Validators.ETag != sent.ETag || meta.Validators.LastModified != sent.LastModified {
+		t.Errorf("meta %+v, err %v: want the validators sent", meta, err)
 	}
 }
