@@ -24,10 +24,7 @@ func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Resu
 	if c.Keys == nil {
 		c.Keys = cl.Keys() // the names are judged against the keys it sends
 	}
-	now := time.Now()
-	if c.Now != nil {
-		now = c.Now()
-	}
+	now := c.clock()
 	prev := c.Store.get(e.Label)
 	if prev != nil {
 		if prev.fresh(now) {
