@@ -68,6 +68,11 @@ func TestDefaults(t *testing.T) {
 	if len(pod.Volumes) != 1 || pod.Volumes[0].Secret == nil || pod.Volumes[0].Secret.SecretName != "gse-key" {
 		t.Fatalf("volumes %+v, want the Secret gse-key", pod.Volumes)
 	}
+	// Readable by the exporter's group (fsGroup), writable and executable
+	// by nobody: 0440, which YAML must be given in octal.
+	if m := pod.Volumes[0].Secret.DefaultMode; m == nil || *m != 0o440 {
+		t.Errorf("the key file's mode %v, want 0440", m)
+	}
 	if items := pod.Volumes[0].Secret.Items; len(items) != 1 || items[0].Key != "api-key" || items[0].Path != "api-key" {
 		t.Errorf("the Secret's items %+v, want its entry api-key as the file api-key", items)
 	}

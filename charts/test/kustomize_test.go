@@ -67,6 +67,16 @@ func TestKustomizeExample(t *testing.T) {
 	if !found["global-stability-overview.json"] || !found["global-stability-pillar.json"] {
 		t.Errorf("dashboards in ConfigMaps: %v, want the overview and the pillar", found)
 	}
+	// The images: override reaches the Deployment, at the exporter's VERSION,
+	// and the key file is the owner's to read only.
+	pod := only(t, "Deployment", m.deployments).Spec.Template.Spec
+	version := strings.TrimSpace(string(repoFile(t, "VERSION")))
+	if img := pod.Containers[0].Image; img != "registry.example.com/global-stability-exporter:"+version {
+		t.Errorf("image %q: the kustomization's images: override did not reach it (want tag %s)", img, version)
+	}
+	if mode := pod.Volumes[0].Secret.DefaultMode; mode == nil || *mode != 0o400 {
+		t.Errorf("the key file's mode %v, want 0400", mode)
+	}
 	if s := only(t, "Secret", m.secrets); string(s.Data["api-key"]) != "example-key" {
 		t.Error("the secretGenerator does not carry the api-key file")
 	}
