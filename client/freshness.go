@@ -83,7 +83,7 @@ func updated(h http.Header, stored Validators) http.Header {
 // request's round trip, and the Date's lag behind our clock).
 func freshness(h http.Header, requested, received time.Time) Freshness {
 	cc := cacheControl(h.Values("Cache-Control"))
-	if _, ok := cc["no-store"]; ok {
+	if _, ok := cc["no-store"]; ok || varyStar(h) {
 		return Freshness{NoStore: true}
 	}
 	if _, ok := cc["no-cache"]; ok {
@@ -94,9 +94,21 @@ func freshness(h http.Header, requested, received time.Time) Freshness {
 		date = received
 	}
 	var lifetime time.Duration
-	if s, ok := deltaSeconds(cc["s-maxage"]); ok {
-		lifetime = s
-	} else if s, ok := deltaSeconds(cc["max-age"]); ok {
+	sMaxAge, haveS := cc["s-maxage"]
+	maxAge, haveMax := cc["max-age"]
+	if haveS || haveMax {
+		// The first present wins, and an invalid value (max-age=-1) makes
+		// the response stale (RFC 9111 4.2.1), rather than handing the
+		// decision to Expires, which an origin that wants no caching often
+		// sets far ahead for older caches.
+		v := maxAge
+		if haveS {
+			v = sMaxAge
+		}
+		s, ok := deltaSeconds(v)
+		if !ok {
+			return Freshness{}
+		}
 		lifetime = s
 	} else if exp := h.Values("Expires"); len(exp) > 0 {
 		t, err := http.ParseTime(exp[0])
@@ -118,6 +130,23 @@ func freshness(h http.Header, requested, received time.Time) Freshness {
 	corrected := age + max(received.Sub(requested), 0)
 	initial := max(apparent, corrected)
 	return Freshness{Until: received.Add(lifetime - initial)}
+}
+
+// varyStar reports whether Vary lists "*": such a response never matches a
+// later request (RFC 9111 4.1), so it is never reused, not even after a
+// 304. Vary naming headers needs no check: every request of a client
+// carries the same Accept, Accept-Encoding and User-Agent, and the same
+// account's key (a rotated key is still that account's; another account
+// is another client, with a store of its own).
+func varyStar(h http.Header) bool {
+	for _, v := range h.Values("Vary") {
+		for _, name := range strings.Split(v, ",") {
+			if strings.TrimSpace(name) == "*" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cacheControl parses Cache-Control directives, names in lower case, a

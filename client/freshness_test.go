@@ -33,6 +33,16 @@ func TestFreshness(t *testing.T) {
 		{"no-store", map[string]string{"Cache-Control": "max-age=30, no-store", "Date": date}, 0, true},
 		{"nothing: no heuristic freshness", map[string]string{"Date": date, "Last-Modified": received.Add(-24 * time.Hour).Format(http.TimeFormat)}, 0, false},
 		{"a bad max-age is ignored", map[string]string{"Cache-Control": "max-age=-5", "Date": date}, 0, false},
+		// RFC 9111 4.2.1: an invalid value makes the response stale; it
+		// does not fall back to the next source of freshness.
+		{"an invalid max-age is stale, whatever Expires says", map[string]string{"Cache-Control": "max-age=-1", "Expires": received.Add(time.Hour).Format(http.TimeFormat), "Date": date}, 0, false},
+		{"an invalid s-maxage is stale, whatever max-age says", map[string]string{"Cache-Control": "s-maxage=soon, max-age=30", "Date": date}, 0, false},
+		{"Vary: * never matches a later request", map[string]string{"Cache-Control": "max-age=30", "Vary": "Accept, *", "Date": date}, 0, true},
+		{"Vary on a header the exporter always sends alike", map[string]string{"Cache-Control": "max-age=30", "Vary": "Accept-Encoding", "Date": date}, 28 * time.Second, false},
+		// The API's clock, not ours: Expires minus the API's Date is the
+		// lifetime, however far the two clocks are apart.
+		{"a Date ahead of our clock: Expires read on the API's clock", map[string]string{"Expires": received.Add(11 * time.Minute).Format(http.TimeFormat), "Date": received.Add(10 * time.Minute).Format(http.TimeFormat)}, time.Minute - 2*time.Second, false},
+		{"a Date behind our clock: Expires read on the API's clock", map[string]string{"Expires": received.Add(-9 * time.Minute).Format(http.TimeFormat), "Date": received.Add(-10 * time.Minute).Format(http.TimeFormat)}, 0, false},
 		{"capped at MaxFreshness", map[string]string{"Cache-Control": "max-age=31536000", "Date": date}, MaxFreshness - 2*time.Second, false},
 		{"private: ours to store", map[string]string{"Cache-Control": "private, max-age=30", "Date": date}, 28 * time.Second, false},
 	} {
@@ -102,6 +112,17 @@ func TestRateLimit(t *testing.T) {
 		{"a window of 366 days is one", map[string]string{"RateLimit-Policy": `"p";q=5;w=31622400`}, 5, -1, time.Time{}, 366 * 24 * time.Hour},
 		{"a window of 0 is absent", map[string]string{"RateLimit-Limit": "5;w=0", "RateLimit-Remaining": "0"}, 5, 0, time.Time{}, 0},
 		{"the largest exact count", map[string]string{"X-RateLimit-Limit": "9007199254740992", "X-RateLimit-Remaining": "9007199254740993"}, 9007199254740992, -1, time.Time{}, 0},
+		// One convention, whole: never a limit from one and what is left
+		// from another.
+		{"drafts' RateLimit-* beside X-: the drafts', whole", map[string]string{"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "3", "X-RateLimit-Reset": "1795615200", "RateLimit-Remaining": "500"}, -1, 500, time.Time{}, 0},
+		{"X- limit beside the drafts' remaining: not 500 of 10", map[string]string{"X-RateLimit-Limit": "10", "RateLimit-Remaining": "500", "RateLimit-Reset": "30"}, -1, 500, now.Add(30 * time.Second), 0},
+		{"draft-07 beside the drafts' fields", map[string]string{"RateLimit": "limit=100, remaining=50, reset=30", "RateLimit-Limit": "7", "RateLimit-Remaining": "6", "RateLimit-Reset": "5"}, 100, 50, now.Add(30 * time.Second), 0},
+		{"draft-07 with its policy's window", map[string]string{"RateLimit": "limit=100, remaining=50, reset=30", "RateLimit-Policy": "100;w=60"}, 100, 50, now.Add(30 * time.Second), time.Minute},
+		{"IETF beside draft-07's and X-", map[string]string{"RateLimit": `"d";r=998;t=1800`, "RateLimit-Policy": `"d";q=1000;w=3600`, "RateLimit-Remaining": "1", "X-RateLimit-Reset": "1795615200"}, 1000, 998, now.Add(30 * time.Minute), time.Hour},
+		{"IETF policy of the same name, not the first", map[string]string{"RateLimit": `"daily";r=5;t=60`, "RateLimit-Policy": `"burst";q=10;w=1, "daily";q=1000;w=86400`}, 1000, 5, now.Add(time.Minute), 24 * time.Hour},
+		{"IETF policy alone", map[string]string{"RateLimit-Policy": `"p";q=50;w=60`, "X-RateLimit-Remaining": "49"}, 50, -1, time.Time{}, time.Minute},
+		{"unusable newer fields do not hide older ones", map[string]string{"RateLimit-Limit": "lots", "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "3"}, 10, 3, time.Time{}, 0},
+		{"a Unix reset in the year 9999", map[string]string{"X-RateLimit-Limit": "5", "X-RateLimit-Reset": "253402300799"}, 5, -1, time.Unix(253402300799, 0), 0},
 	} {
 		h := http.Header{}
 		for k, v := range tc.headers {

@@ -93,6 +93,8 @@ func (m *APIMetrics) setQuota(label string, q client.RateLimit) {
 	}
 	set(m.limit, q.Limit, q.Limit >= 0)
 	set(m.remaining, q.Remaining, q.Remaining >= 0)
-	set(m.reset, float64(q.Reset.UnixNano())/1e9, !q.Reset.IsZero())
+	// Unix seconds and nanoseconds apart: UnixNano overflows after 2262,
+	// and a reset in the year 9999 is a date the API may send.
+	set(m.reset, float64(q.Reset.Unix())+float64(q.Reset.Nanosecond())/1e9, !q.Reset.IsZero())
 	set(m.window, q.Window.Seconds(), q.Window > 0)
 }

@@ -133,6 +133,7 @@ type result struct {
 	endpoint *endpoint.Endpoint
 	done     chan struct{}
 	data     endpoint.Result // empty on error
+	reuse    endpoint.Reuse  // why data is a stored answer, if it is
 	err      error
 	duration time.Duration
 }
@@ -246,18 +247,26 @@ func (s *Collections) start(ctx context.Context, deadline time.Time) *collection
 	for _, e := range s.endpoints {
 		r := &result{endpoint: e, done: make(chan struct{})}
 		c.results = append(c.results, r)
+		if s.backoffRemaining(e.Label) == 0 {
+			// What the API lets us reuse without asking is in at once: a
+			// scrape with almost no time left still gets it.
+			if data, reuse, ok := e.Reusable(s.config); ok {
+				r.data, r.reuse = data, reuse
+				s.countReuse(e.Label, reuse)
+				s.noteData(e.Label, r.data)
+				close(r.done)
+				continue
+			}
+		}
 		wg.Go(func() {
 			defer close(r.done)
 			if wait := s.backoffRemaining(e.Label); wait > 0 {
 				r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
 				return
 			}
-			var reuse endpoint.Reuse
-			r.data, reuse, r.err = e.Fetch(cctx, s.client, s.config)
+			r.data, r.reuse, r.err = e.Fetch(cctx, s.client, s.config)
 			r.duration = time.Since(c.started)
-			if reuse != endpoint.Fetched && s.reused != nil {
-				s.reused.WithLabelValues(e.Label, string(reuse)).Inc()
-			}
+			s.countReuse(e.Label, r.reuse)
 			if r.err == nil {
 				s.noteData(e.Label, r.data)
 			}
@@ -276,13 +285,17 @@ func (s *Collections) start(ctx context.Context, deadline time.Time) *collection
 		s.mu.Unlock()
 		close(c.done)
 		cancel(nil)
-		failed := 0
+		failed, reused := 0, 0
 		for _, r := range c.results {
-			if r.err != nil {
+			switch {
+			case r.err != nil:
 				failed++
+			case r.reuse != endpoint.Fetched:
+				reused++
 			}
 		}
-		level.Debug(s.logger).Log("msg", "collection finished", "started", c.started.Format(time.RFC3339Nano), "duration", c.finished.Sub(c.started), "endpoints", len(c.results), "failed", failed)
+		level.Debug(s.logger).Log("msg", "collection finished", "started", c.started.Format(time.RFC3339Nano), "duration", c.finished.Sub(c.started),
+			"endpoints", len(c.results), "failed", failed, "reused", reused, "reused_without_request", reusedWithoutRequest(c.results))
 	}()
 	return c
 }
@@ -301,6 +314,25 @@ func (s *Collections) expire(c *collection) {
 	}
 	c.expired = true
 	c.cancel(errCollectionExpired)
+}
+
+// reusedWithoutRequest counts the results that cost no request: stored
+// answers still fresh or inside their refresh interval.
+func reusedWithoutRequest(results []*result) int {
+	n := 0
+	for _, r := range results {
+		if r.err == nil && (r.reuse == endpoint.ReuseFresh || r.reuse == endpoint.ReuseRefresh) {
+			n++
+		}
+	}
+	return n
+}
+
+// countReuse counts an endpoint's reuse of its stored answer, if it did.
+func (s *Collections) countReuse(label string, reuse endpoint.Reuse) {
+	if reuse != endpoint.Fetched && s.reused != nil {
+		s.reused.WithLabelValues(label, string(reuse)).Inc()
+	}
 }
 
 // backoffRemaining is how long endpoint must not be called yet.

@@ -24,18 +24,11 @@ func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Resu
 	if c.Keys == nil {
 		c.Keys = cl.Keys() // the names are judged against the keys it sends
 	}
+	if r, reuse, ok := e.Reusable(c); ok {
+		return r, reuse, nil
+	}
 	now := c.clock()
 	prev := c.Store.get(e.Label)
-	if prev != nil {
-		if prev.fresh(now) {
-			return prev.result, ReuseFresh, nil
-		}
-		if refresh := c.refresh(e); refresh > 0 && now.Sub(prev.fetched) < refresh {
-			if asOf, ok := prev.asOf(); ok && now.Before(asOf.Add(refresh)) {
-				return prev.result, ReuseRefresh, nil
-			}
-		}
-	}
 	if !e.Paged {
 		return e.fetchDocument(ctx, cl, c, prev, now)
 	}
@@ -44,6 +37,39 @@ func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Resu
 		r, reuse, err = e.walk(ctx, cl, c, nil, now)
 	}
 	return r, reuse, err
+}
+
+// Reusable returns what c.Store holds for e if the API lets it be used
+// without asking: still fresh by its caching headers, or inside the
+// endpoint's refresh interval. It sends nothing, so a collection answers
+// with it at once, however little time its scrape has left.
+func (e *Endpoint) Reusable(c Config) (Result, Reuse, bool) {
+	prev := c.Store.get(e.Label)
+	if prev == nil {
+		return Result{}, Fetched, false
+	}
+	now := c.clock()
+	if prev.fresh(now) {
+		return prev.result, ReuseFresh, true
+	}
+	if refresh := c.refresh(e); refresh > 0 && now.Sub(prev.fetched) < refresh {
+		if asOf, ok := prev.asOf(); ok && now.Before(asOf.Add(refresh)) {
+			return prev.result, ReuseRefresh, true
+		}
+	}
+	return Result{}, Fetched, false
+}
+
+// forgotten reports whether a request for a page failed because the API
+// no longer knows its cursor: a 4xx other than those about the key or the
+// rate (400, 404, 410, 422…).
+func forgotten(err error) bool {
+	var se *client.StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.StatusCode
+	return code >= 400 && code < 500 && code != 401 && code != 403 && code != 429
 }
 
 func (c Config) refresh(e *Endpoint) time.Duration {
@@ -124,6 +150,13 @@ func (w *walker) Answered(page int, cursor string, meta client.Meta, next string
 func (e *Endpoint) walk(ctx context.Context, cl *client.Client, c Config, prev *stored, now time.Time) (Result, Reuse, error) {
 	w := &walker{col: e.Start(c), prev: prev}
 	if _, err := cl.Walk(ctx, e.Label, e.Limit, w); err != nil {
+		if w.confirmed > 0 && forgotten(err) {
+			// The page after the confirmed ones was asked for with a
+			// stored cursor, which the API has let expire: start again
+			// from the first page, as with nothing stored, rather than
+			// fail on every scrape until the process restarts.
+			return e.walk(ctx, cl, c, nil, now)
+		}
 		return Result{}, Fetched, err
 	}
 	if w.confirmed > 0 {
