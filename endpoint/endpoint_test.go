@@ -386,3 +386,30 @@ func TestTimestampsAheadOfTheClock(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampsWithoutAZoneAreUTCInAnyLocalZone: the spec's timestamps
+// are UTC, so one written without a zone is read as UTC whatever the
+// host's zone (a container in UTC hides a reading in local time; a server
+// in Tokyo or New York would shift every as_of by hours). Not parallel: it
+// sets time.Local.
+func TestTimestampsWithoutAZoneAreUTCInAnyLocalZone(t *testing.T) {
+	saved := time.Local
+	t.Cleanup(func() { time.Local = saved })
+	for _, zone := range []*time.Location{time.FixedZone("UTC+9", 9*3600), time.FixedZone("UTC-5", -5*3600)} {
+		time.Local = zone
+		for _, in := range []string{"2026-11-22T04:30:00", "2026-11-22 04:30:00", "2026-11-22T04:30:00.5"} {
+			want := time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)
+			if strings.HasSuffix(in, ".5") {
+				want = want.Add(500 * time.Millisecond)
+			}
+			got, err := endpoint.ParseTimestamp(in)
+			if err != nil || !got.Equal(want) {
+				t.Errorf("local zone %s: ParseTimestamp(%q) = %v, %v; want %v", zone, in, got, err, want)
+			}
+			r, err := fetch(t, endpoint.Summary, `{"summary":"s","as_of":"`+in+`"}`)
+			if got := samples(r)["global_stability_as_of_timestamp_seconds{summaries}"]; err != nil || got != float64(want.UnixNano())/1e9 {
+				t.Errorf("local zone %s: as_of %q exported as %v, %v; want %v", zone, in, got, err, float64(want.UnixNano())/1e9)
+			}
+		}
+	}
+}
