@@ -3,8 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,5 +122,54 @@ func TestREADMEFlagsTable(t *testing.T) {
 	delete(inREADME, "version")
 	for name := range inREADME {
 		t.Errorf("the README lists --%s, which does not exist", name)
+	}
+}
+
+// TestCitedTestsExist: every test, fuzz target or benchmark that the README,
+// the runbooks, a comment or a test's message names exists, so that a
+// guarantee never points at a test that was renamed or folded into
+// another. The records of past runs (bench/MUTATION.md, bench/RESULTS.md,
+// CHANGELOG.md) keep the names of their day.
+func TestCitedTestsExist(t *testing.T) {
+	defined := map[string]bool{}
+	cited := map[string][]string{} // name → files citing it
+	nameRE := regexp.MustCompile(`\b(?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*`)
+	defRE := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)\(`)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "dist") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch path {
+		case "bench/MUTATION.md", "bench/RESULTS.md", "CHANGELOG.md":
+			return nil
+		}
+		if ext := filepath.Ext(path); ext != ".go" && ext != ".md" && ext != ".yml" && ext != ".yaml" && ext != ".libsonnet" && ext != ".jsonnet" && ext != ".tpl" && ext != ".txt" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range defRE.FindAllStringSubmatch(string(b), -1) {
+			defined[m[1]] = true
+		}
+		for _, name := range nameRE.FindAllString(string(b), -1) {
+			cited[name] = append(cited[name], path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, files := range cited {
+		if !defined[name] && !defined[strings.TrimSuffix(name, "_")] {
+			t.Errorf("%s is cited in %v but no such test exists", name, slices.Compact(files))
+		}
 	}
 }

@@ -26,7 +26,7 @@ var (
 	PillarScore = &Metric{Name: "global_stability_pillar_score", Labels: []string{"pillar"},
 		Help: "Score of each pillar, 0-100, lower is more stable (GET /v1/global-stability, field pillars)."}
 	AsOf = &Metric{Name: "global_stability_as_of_timestamp_seconds", Labels: []string{"endpoint"},
-		Help: "Time the endpoint's data refers to, as Unix seconds (field as_of of the overview, each drilldown and the summary)."}
+		Help: "Time the endpoint's data refers to, as Unix seconds (field as_of of GET /v1/global-stability, /v1/global-stability/pillar/{pillar} and /v1/summaries)."}
 	PillarDelta = &Metric{Name: "global_stability_pillar_delta_24h", Labels: []string{"pillar"},
 		Help: "Change of the pillar's score over the last 24 hours, in the API's units (GET /v1/global-stability/pillar/{pillar}, field delta_24h)."}
 	PillarIndicator = &Metric{Name: "global_stability_pillar_indicator", Labels: []string{"pillar", "indicator"}, Capped: true,
