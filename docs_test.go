@@ -27,7 +27,7 @@ func TestREADMEGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	for name, body := range map[string]string{"collectors": collectorsTable(), "data metrics": dataMetricsTable()} {
+	for name, body := range map[string]string{"collectors": collectorsTable(), "data metrics": dataMetricsTable(), "endpoint labels": endpointLabels()} {
 		re := regexp.MustCompile(`(?s)(<!-- begin generated: ` + regexp.QuoteMeta(name) + ` [^\n]*-->\n).*?(<!-- end generated: ` + regexp.QuoteMeta(name) + ` -->)`)
 		m := re.FindStringSubmatchIndex(readme)
 		if m == nil {
@@ -47,6 +47,15 @@ func TestREADMEGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// endpointLabels lists the values of the endpoint label, one per endpoint.
+func endpointLabels() string {
+	var b strings.Builder
+	for _, e := range endpoint.All() {
+		fmt.Fprintf(&b, "`%s` ", e.Label)
+	}
+	return strings.TrimSpace(b.String()) + "\n"
 }
 
 func collectorsTable() string {

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
@@ -92,8 +94,20 @@ func hangOn(path string) func(*simulator.Simulator) http.Handler {
 	}
 }
 
-var documentEndpoints = []string{"global-stability", "global-stability/pillar/conflict", "global-stability/pillar/cyber", "global-stability/pillar/supply_chain", "global-stability/pillar/macro", "summaries"}
-var pageEndpoints = []string{"conflict", "briefings"}
+// documentEndpoints and pageEndpoints are the endpoint labels under each
+// body limit, from the descriptions: a new endpoint is checked under its
+// limit as soon as it is described.
+var documentEndpoints, pageEndpoints = endpointsUnder(client.DocumentLimit), endpointsUnder(client.PageLimit)
+
+func endpointsUnder(l client.Limit) []string {
+	var out []string
+	for _, e := range endpoint.All() {
+		if e.Limit == l {
+			out = append(out, e.Label)
+		}
+	}
+	return out
+}
 
 func wantSuccess(t *testing.T, s promtext.Samples, want float64, endpoints ...string) {
 	t.Helper()
