@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
@@ -46,6 +47,8 @@ func run(args []string) int {
 	f := registerFlags(app)
 	var problems []error
 	nameFlagErrors(app, &problems)
+	args, argProblems := screenArgs(app, args)
+	problems = append(problems, argProblems...)
 	_, parseErr := app.Parse(args)
 
 	// Every key the client sends is remembered here, and every log line is
@@ -57,9 +60,9 @@ func run(args []string) int {
 		logger, slogger, _ = newLogger("info", "logfmt", keys) // to say so
 	}
 	if parseErr != nil {
-		// kingpin stops at a flag it does not know or an argument: what
-		// follows was not read, so only what was found so far is reported.
-		problems = append(problems, explainParseError(app, args, parseErr))
+		// What kingpin still refuses after screenArgs (a flag missing its
+		// value at the end): what follows it was not read.
+		problems = append(problems, fmt.Errorf("%w (see --help)", parseErr))
 	} else {
 		problems = append(problems, f.validate()...)
 	}

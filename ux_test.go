@@ -147,7 +147,10 @@ func TestAPIURLEndingInV1(t *testing.T) {
 // own in the log's format, naming its flag and its environment variable.
 func TestEveryStartUpProblemAtOnce(t *testing.T) {
 	emptyKey := writeFile(t, "\n")
-	cmd := execExporter([]string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey, "--api.timeout=10", "--api.max-pages=0", "--web.listen-address=127.0.0.1:0"},
+	// What kingpin stops at (an unknown flag, a boolean flag given a value,
+	// an argument) comes first, and does not hide what follows it.
+	cmd := execExporter([]string{"--api.urll=https://api.example.com", "--no-collector.summary=true", "metrics", "--api.url=https://api.example.com",
+		"--api.key-file=" + emptyKey, "--api.timeout=10", "--api.max-pages=0", "--web.listen-address=127.0.0.1:0"},
 		"GLOBAL_STABILITY_COLLECTOR_PILLARS=maybe", "GLOBAL_STABILITY_WEB_MAX_REQUESTS=-3")
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
@@ -155,6 +158,9 @@ func TestEveryStartUpProblemAtOnce(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	want := []string{
+		`--api.urll: unknown flag; did you mean --api.url?`,
+		`--no-collector.summary=\"true\": a boolean flag takes no value: write --collector.summary to turn it on or --no-collector.summary to turn it off`,
+		`\"metrics\": the exporter takes no arguments`,
 		`--api.timeout=\"10\" (GLOBAL_STABILITY_API_TIMEOUT): want a duration with a unit`,
 		`--collector.pillars=\"maybe\" (GLOBAL_STABILITY_COLLECTOR_PILLARS): want true or false`,
 		`--web.max-requests=-3 (GLOBAL_STABILITY_WEB_MAX_REQUESTS)`,

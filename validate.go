@@ -304,23 +304,3 @@ func checkListenAddress(addr, envar string) error {
 	}
 	return nil
 }
-
-// explainParseError names the flag behind kingpin's "unexpected VALUE":
-// a boolean flag takes no =value, so kingpin reads the value as a
-// positional argument, which this exporter has none of.
-func explainParseError(app *kingpin.Application, args []string, err error) error {
-	word, ok := strings.CutPrefix(err.Error(), "unexpected ")
-	if !ok {
-		return err
-	}
-	for _, arg := range args {
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-		if !hasValue || value != word || !strings.HasPrefix(arg, "--") {
-			continue
-		}
-		if fl := app.GetFlag(name); fl != nil {
-			return fmt.Errorf("--%s=%s: a boolean flag takes no value: write --%s to turn it on or --no-%s to turn it off (in the environment, %s=true or false)", name, value, name, name, fl.Model().Envar)
-		}
-	}
-	return fmt.Errorf("%w: the exporter takes no arguments, only --flags (see --help)", err)
-}
