@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os/user"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -133,7 +135,11 @@ func (f *flags) newClient(ctx context.Context, logger log.Logger, apiMetrics *co
 		if apiKey, keySource, err = f.keySource(); err != nil {
 			return nil, err
 		}
+		apiKey = announceRotation(apiKey, keySource, logger)
 		level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", withoutCredentials(u), "key_from", keySource, "collectors", f.collectors())
+	}
+	if *f.cacheTTL > 0 {
+		level.Info(logger).Log("msg", "--api.cache-ttl: a finished collection serves later scrapes for this long, so a value may be exported up to this long after the API stopped calling it fresh", "ttl", *f.cacheTTL)
 	}
 	httpClient, err := f.httpClient(logger)
 	if err != nil {
@@ -324,6 +330,33 @@ func fileKey(path string) func() (string, error) {
 			err = fmt.Errorf("API key file %s: %w", path, errEmptyKey)
 		}
 		return key, err
+	}
+}
+
+// announceRotation logs, once per change, that the key the requests carry
+// has changed (never the key): a rotation that went wrong, an old key put
+// back or a file caught half-written, then shows in the log beside the 401s
+// it causes. It remembers a fingerprint of the last key, not the key.
+func announceRotation(key func() (string, error), from string, logger log.Logger) func() (string, error) {
+	var (
+		mu   sync.Mutex
+		last uint64
+		seed = maphash.MakeSeed()
+	)
+	return func() (string, error) {
+		k, err := key()
+		if err != nil {
+			return k, err
+		}
+		h := maphash.String(seed, k)
+		mu.Lock()
+		changed := last != 0 && h != last
+		last = h
+		mu.Unlock()
+		if changed {
+			level.Info(logger).Log("msg", "the API key changed; the requests from now on carry the new one", "key_from", from)
+		}
+		return k, nil
 	}
 }
 

@@ -63,7 +63,7 @@ func (l *landingPage) lastScrape() string {
 	if len(st.Failed) == 0 {
 		return fmt.Sprintf("%s, every endpoint answered (%d)", at, st.Endpoints)
 	}
-	return fmt.Sprintf("%s, %d of %d endpoints failed: %s (the log says why)", at, len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "))
+	return fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", at, len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
 }
 
 // apiDescription is the API the exporter scrapes, as the landing page

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -75,6 +76,11 @@ func (l redactingLogger) Log(keyvals ...any) error {
 			out[i] = l.keys.Redact(v)
 		case error:
 			out[i] = l.keys.Redact(v.Error())
+		case time.Time:
+			// The slog bridge hands the toolkit's time over as a time.Time,
+			// whose String form ("2026-11-25 03:05:02.98 +0000 UTC m=+0.004")
+			// differs from ours: every line's time reads alike, RFC 3339.
+			out[i] = v.UTC().Format(time.RFC3339Nano)
 		case fmt.Stringer:
 			out[i] = l.keys.Redact(v.String())
 		case []byte:

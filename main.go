@@ -152,7 +152,7 @@ func run(args []string) int {
 
 	select {
 	case err := <-serveErr:
-		level.Error(logger).Log("msg", "cannot serve: check --web.listen-address (a port in use?) and --web.config.file", "err", err)
+		level.Error(logger).Log("msg", "cannot serve", "err", err, "hint", serveHint(err, f.envar))
 		return 1
 	case <-ctx.Done():
 	}
@@ -182,4 +182,17 @@ func demoGauge(demo bool) prometheus.Collector {
 		g.Set(1)
 	}
 	return g
+}
+
+// serveHint names the setting behind a listener that cannot start: an
+// address in use or not ours to take is --web.listen-address's; anything
+// else comes from --web.config.file (TLS files, basic auth).
+func serveHint(err error, envar func(string) string) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "another process listens on that address (another exporter?): stop it, or choose another port with " + flagSource("web.listen-address", envar("web.listen-address"), "")
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "this process may not listen there (a port below 1024, or an address not on this machine): choose another with " + flagSource("web.listen-address", envar("web.listen-address"), "")
+	}
+	return "check " + flagSource("web.config.file", envar("web.config.file"), "") + " and the files it names, and " + flagSource("web.listen-address", envar("web.listen-address"), "")
 }

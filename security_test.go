@@ -279,6 +279,11 @@ func TestKeyRotationWithoutRestart(t *testing.T) {
 	if got := up(e.scrape(t)); got != 1 {
 		t.Errorf("after rotating the key file, up is not 1:\n%s", e.logs)
 	}
+	// Said once, naming where the key comes from.
+	logs := e.waitForLog(t, "the API key changed")
+	if n := strings.Count(logs, "the API key changed"); n != 1 || !strings.Contains(logs, "key_from=\"file "+keyFile+"\"") {
+		t.Errorf("the rotation logged %d times, want once naming the file:\n%s", n, logs)
+	}
 	if logs := e.logs.String(); strings.Contains(logs, secretKey) || strings.Contains(logs, newKey) {
 		t.Error("a key appears in the debug log")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
@@ -63,8 +64,9 @@ func TestPortInUseStopsStartUp(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "--demo", "--web.listen-address="+ln.Addr().String())
 	out, _ := cmd.CombinedOutput()
-	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "--web.listen-address") {
-		t.Errorf("exit status %d, want 1 and a message naming --web.listen-address:\n%s", code, out)
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "another process listens on that address") ||
+		!strings.Contains(string(out), "--web.listen-address (GLOBAL_STABILITY_WEB_LISTEN_ADDRESS)") || strings.Contains(string(out), "web.config.file") {
+		t.Errorf("exit status %d, want 1 and a message naming --web.listen-address and its variable, and not --web.config.file:\n%s", code, out)
 	}
 }
 
@@ -251,7 +253,36 @@ func TestLandingPageShowsTheAPIAndTheLastScrape(t *testing.T) {
 	}
 	sim.SetFault("conflict", simulator.Fault{Kind: simulator.FaultStatus, Status: 500})
 	e.scrape(t)
-	if page := e.get(t, "/"); !strings.Contains(page, fmt.Sprintf("1 of %d endpoints failed: conflict", n)) {
-		t.Errorf("after a failed scrape:\n%s", page)
+	if page := e.get(t, "/"); !strings.Contains(page, fmt.Sprintf("1 of %d endpoints failed: conflict. Why: HTTP 500 Internal Server Error", n)) {
+		t.Errorf("after a failed scrape, want the endpoint and why:\n%s", page)
+	}
+}
+
+// TestEveryLineHasOneTimeFormat: our lines and the exporter toolkit's
+// ("Listening on") carry time in one format, RFC 3339 in UTC, in logfmt
+// and in JSON, so that a log pipeline parsing time reads every line.
+func TestEveryLineHasOneTimeFormat(t *testing.T) {
+	for _, format := range []string{"logfmt", "json"} {
+		e := startExporter(t, nil, "--demo", "--log.format="+format)
+		logs := e.waitForLog(t, "Listening on")
+		lines := strings.Split(strings.TrimSpace(logs), "\n")
+		if len(lines) < 3 {
+			t.Fatalf("%s: too few lines to compare:\n%s", format, logs)
+		}
+		for _, line := range lines {
+			var ts string
+			if format == "json" {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(line), &v); err != nil {
+					t.Fatalf("json: %q is not a JSON object: %v", line, err)
+				}
+				ts, _ = v["time"].(string)
+			} else if m := regexp.MustCompile(`(?:^| )time=(\S+)`).FindStringSubmatch(line); m != nil {
+				ts = m[1]
+			}
+			if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || !strings.HasSuffix(ts, "Z") {
+				t.Errorf("%s: time %q is not RFC 3339 in UTC: %s", format, ts, line)
+			}
+		}
 	}
 }

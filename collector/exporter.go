@@ -126,6 +126,9 @@ func (s *Collections) finishScrape(outcomes []outcome) {
 	for _, f := range fs {
 		st.Failed = append(st.Failed, f.endpoint)
 	}
+	if len(fs) > 0 {
+		st.Why = errorText(fs)
+	}
 	s.lastMu.Lock()
 	s.last = &st
 	s.lastMu.Unlock()
@@ -136,6 +139,7 @@ type ScrapeStatus struct {
 	At        time.Time
 	Endpoints int      // endpoints collected
 	Failed    []string // those that failed, by endpoint label
+	Why       string   // what the log line said of them: one clause per cause, redacted of the key
 }
 
 // LastScrape returns the outcome of the latest scrape, or false before the

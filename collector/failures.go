@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"regexp"
@@ -95,11 +97,27 @@ func errorText(failures []failure) string {
 		}
 		where[cause] = append(where[cause], at)
 	}
+	if len(causes) == 1 && !paged(where[causes[0]]) {
+		// One cause of every failure: the line's failed_endpoints names
+		// them already (a refused key would name all eight twice).
+		return causes[0]
+	}
 	parts := make([]string, len(causes))
 	for i, c := range causes {
 		parts[i] = strings.Join(where[c], ", ") + ": " + c
 	}
 	return strings.Join(parts, "; ")
+}
+
+// paged reports whether a place names a page after the first, which
+// failed_endpoints does not say.
+func paged(places []string) bool {
+	for _, p := range places {
+		if i := strings.LastIndex(p, " page "); i >= 0 && p[i+len(" page "):] != "1" {
+			return true
+		}
+	}
+	return false
 }
 
 // numbers lets a signature ignore what changes from one scrape to the next
@@ -132,11 +150,23 @@ func failureHint(failures []failure) string {
 		hints                 []string
 		notFound, unreachable int
 		auth, redirected      bool
+		tlsVerify, plainHTTP  bool
 		tooLarge              = map[string]bool{} // flags that would raise the limit hit
 	)
 	for _, f := range failures {
-		var dnsErr *net.DNSError
+		var (
+			dnsErr     *net.DNSError
+			verifyErr  *tls.CertificateVerificationError
+			recordErr  tls.RecordHeaderError
+			unknownCA  x509.UnknownAuthorityError
+			wrongHost  x509.HostnameError
+			invalidErr x509.CertificateInvalidError
+		)
 		switch {
+		case errors.As(f.err, &verifyErr), errors.As(f.err, &unknownCA), errors.As(f.err, &wrongHost), errors.As(f.err, &invalidErr):
+			tlsVerify = true
+		case errors.As(f.err, &recordErr), strings.Contains(f.err.Error(), "server gave HTTP response to HTTPS client"):
+			plainHTTP = true
 		case errors.Is(f.err, syscall.ECONNREFUSED), errors.As(f.err, &dnsErr):
 			unreachable++
 		case errors.Is(f.err, client.ErrAuth):
@@ -155,6 +185,12 @@ func failureHint(failures []failure) string {
 	}
 	if redirected {
 		hints = append(hints, "the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to")
+	}
+	if tlsVerify {
+		hints = append(hints, "the API's TLS certificate was not accepted (signed by an authority this machine does not trust, such as a private CA or a TLS-inspecting proxy, issued for another name, or expired): if the API's certificate comes from a private CA, pass that CA's certificate with --api.tls.ca-file")
+	}
+	if plainHTTP {
+		hints = append(hints, "--api.url says https://, but the server answered in plain HTTP: use the port where the API speaks TLS, or http:// for a plain-HTTP proxy on a network you trust")
 	}
 	if auth {
 		hints = append(hints, "the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API")

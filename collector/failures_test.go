@@ -2,9 +2,14 @@ package collector
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	stdlog "log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"syscall"
@@ -145,5 +150,54 @@ func TestOneClausePerCause(t *testing.T) {
 	if !strings.HasPrefix(text, "global-stability, global-stability/pillar/conflict, global-stability/pillar/cyber") ||
 		!strings.Contains(text, "conflict page 1") || !strings.Contains(text, "; briefings: no answer") {
 		t.Errorf("want the 401 clause naming every endpoint, then the deadline clause:\n%s", text)
+	}
+}
+
+// TestTLSHintsFromRealErrors: the errors a real client gets from a TLS
+// server whose certificate nobody trusts, and from a plain-HTTP server
+// asked for https://, each get the hint that fixes them.
+func TestTLSHintsFromRealErrors(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	tlsSrv.Config.ErrorLog = stdlog.New(io.Discard, "", 0)
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	for _, tc := range []struct {
+		name, url, want string
+	}{
+		{"an unknown authority", tlsSrv.URL, "--api.tls.ca-file"},
+		{"https:// to plain HTTP", strings.Replace(plain.URL, "http://", "https://", 1), "answered in plain HTTP"},
+	} {
+		cl, err := client.New(client.Config{BaseURL: tc.url, APIKey: client.StaticKey("test-key-0123456789")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cl.Get(context.Background(), "summaries", client.DocumentLimit, client.Validators{}, func(io.Reader) error { return nil })
+		if err == nil {
+			t.Fatalf("%s: no error", tc.name)
+		}
+		if hint := failureHint([]failure{{endpoint: "summaries", err: err}}); !strings.Contains(hint, tc.want) {
+			t.Errorf("%s: error %v, hint %q, want one with %q", tc.name, err, hint, tc.want)
+		}
+	}
+}
+
+// TestOneCauseIsNotNamedTwice: one cause of every failure (a refused key)
+// is said once, without the endpoints the line's failed_endpoints names.
+func TestOneCauseIsNotNamedTwice(t *testing.T) {
+	var fs []failure
+	for _, e := range []string{"global-stability", "conflict", "summaries"} {
+		where := e
+		if e == "conflict" {
+			where += " page 1"
+		}
+		fs = append(fs, failure{endpoint: e, err: &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: `{"error":"invalid key"}`}})
+	}
+	if text := errorText(fs); text != `HTTP 401 Unauthorized: {"error":"invalid key"}` {
+		t.Errorf("errorText = %q, want only the cause", text)
+	}
+	fs[1].err = &client.StatusError{Endpoint: "conflict page 3", StatusCode: 401, Excerpt: `{"error":"invalid key"}`}
+	if text := errorText(fs); !strings.Contains(text, "conflict page 3") {
+		t.Errorf("errorText = %q, want the page after the first named", text)
 	}
 }
