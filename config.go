@@ -1,35 +1,24 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"os/user"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/alecthomas/units"
-	"github.com/go-kit/log"
-	"github.com/go-kit/log/level"
 	commonconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/global-stability/global_stability_exporter/client"
-	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/internal/redact"
-	"github.com/global-stability/global_stability_exporter/simulator"
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // keyEnv is where the API key may come from instead of --api.key-file.
@@ -53,6 +42,7 @@ type flags struct {
 	web                                 *web.FlagConfig
 	logLevel, logFormat                 *string
 	demo                                *bool
+	configFile                          *string
 	tlsCAFile, tlsCertFile, tlsKeyFile  *string
 	tlsInsecure                         *bool
 }
@@ -88,10 +78,11 @@ func registerFlags(app *kingpin.Application) *flags {
 		timeoutOffset:    flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").Duration(),
 		logLevel:         flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").String(),
 		logFormat:        flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").String(),
-		demo:             flag("demo", "Scrape a built-in simulator of the API instead of the real one. The data is made up.").Bool(),
+		demo:             flag("demo", "Scrape a built-in simulator of the API instead of the real one, as two made-up accounts (/probe?target=demo-a, demo-b; /metrics serves demo-a). The data is made up.").Bool(),
+		configFile:       flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").String(),
 	}
 	// One --collector.<group> per group of endpoints, from their descriptions.
-	for _, group := range endpointGroups() {
+	for _, group := range targets.Groups() {
 		f.collectorOn[group] = flag("collector."+group, "Collect "+groupPaths(group)+".").Default("true").Bool()
 	}
 	f.web = kingpinflag.AddFlags(app, ":10110")
@@ -105,93 +96,65 @@ func registerFlags(app *kingpin.Application) *flags {
 	return f
 }
 
-// newClient checks the API flags and returns a client, counting every
-// request in apiMetrics. With --demo it first starts the simulator on a
-// loopback port with a random key.
-func (f *flags) newClient(ctx context.Context, logger log.Logger, apiMetrics *collector.APIMetrics, keys *redact.Keyring) (*client.Client, error) {
-	baseURL := *f.apiURL
-	var apiKey func() (string, error)
-	switch {
-	case *f.demo:
-		url, key, err := startDemo(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("--demo: %w", err)
-		}
-		level.Warn(logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "collectors", f.collectors())
-		baseURL, apiKey = url, client.StaticKey(key)
-	default:
-		u, err := parseAPIURL(baseURL, f.envar("api.url"))
-		if err != nil {
-			return nil, err
-		}
-		if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-			level.Warn(logger).Log("msg", "--api.url is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", withoutCredentials(u))
-		}
-		if trimVersion(u) {
-			level.Warn(logger).Log("msg", "--api.url ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", withoutCredentials(u))
-		}
-		baseURL = u.String()
-		var keySource string
-		if apiKey, keySource, err = f.keySource(); err != nil {
-			return nil, err
-		}
-		apiKey = announceRotation(apiKey, keySource, logger)
-		level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", withoutCredentials(u), "key_from", keySource, "collectors", f.collectors())
+// settings are the flags' settings of a target: the one target without
+// --config.file (its URL and key added by the caller), the defaults of
+// every target of the file with it.
+func (f *flags) settings() targets.Settings {
+	collectors := map[string]bool{}
+	for group, on := range f.collectorOn {
+		collectors[group] = *on
 	}
-	if *f.cacheTTL > 0 {
-		level.Info(logger).Log("msg", "--api.cache-ttl: a finished collection serves later scrapes for this long, so a value may be exported up to this long after the API stopped calling it fresh", "ttl", *f.cacheTTL)
-	}
-	httpClient, err := f.httpClient(logger)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := client.New(client.Config{
-		BaseURL:          baseURL,
-		APIKey:           apiKey,
-		HTTPClient:       httpClient,
+	return targets.Settings{
+		Timeout:          *f.apiTimeout,
 		CursorParam:      *f.cursorParam,
 		PageSizeParam:    *f.pageSizeParam,
 		PageSize:         *f.pageSize,
 		MaxPages:         *f.maxPages,
 		MaxResponseBytes: int64(*f.maxResponseBytes),
 		MaxDocumentBytes: int64(*f.maxDocumentBytes),
-		Keyring:          keys,
-		Observe:          apiMetrics.Observer(logger),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("--api.url: %w", err)
-	}
-	return cl, nil
-}
-
-// httpClient builds the upstream HTTP client with prometheus/common's
-// config, as Prometheus does for its scrapes: TLS files (re-read when they
-// change), proxies from HTTP_PROXY/HTTPS_PROXY/NO_PROXY, keep-alive, and
-// HTTP/2 where the server offers it.
-func (f *flags) httpClient(logger log.Logger) (*http.Client, error) {
-	cfg := commonconfig.HTTPClientConfig{
-		TLSConfig: commonconfig.TLSConfig{
+		TLS: commonconfig.TLSConfig{
 			CAFile:             *f.tlsCAFile,
 			CertFile:           *f.tlsCertFile,
 			KeyFile:            *f.tlsKeyFile,
 			InsecureSkipVerify: *f.tlsInsecure,
 		},
-		ProxyConfig:     commonconfig.ProxyConfig{ProxyFromEnvironment: true},
-		FollowRedirects: true,
-		EnableHTTP2:     true,
+		Collectors:     collectors,
+		HTTPCache:      *f.httpCache,
+		SummaryRefresh: *f.summaryRefresh,
+		CacheTTL:       *f.cacheTTL,
+		MaxLabelValues: *f.maxLabelValues,
+		GridDegrees:    *f.gridDegrees,
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("--api.tls.*: %w", err)
+}
+
+// fieldFlags are the flags behind the fields of targets.Settings, for
+// messages about the flags' settings.
+var fieldFlags = map[string]string{
+	targets.FieldAPIURL:           "api.url",
+	targets.FieldKeyFile:          "api.key-file",
+	targets.FieldTimeout:          "api.timeout",
+	targets.FieldCursorParam:      "api.cursor-param",
+	targets.FieldPageSizeParam:    "api.page-size-param",
+	targets.FieldPageSize:         "api.page-size",
+	targets.FieldMaxPages:         "api.max-pages",
+	targets.FieldMaxResponseBytes: "api.max-response-bytes",
+	targets.FieldMaxDocumentBytes: "api.max-document-bytes",
+	targets.FieldTLS:              "api.tls.ca-file",
+	targets.FieldTLSCertFile:      "api.tls.cert-file",
+	targets.FieldTLSKeyFile:       "api.tls.key-file",
+	targets.FieldSummaryRefresh:   "api.summary-refresh-interval",
+	targets.FieldCacheTTL:         "api.cache-ttl",
+	targets.FieldMaxLabelValues:   "collector.max-label-values",
+	targets.FieldGridDegrees:      "collector.conflict.grid-degrees",
+}
+
+// namer names a setting as the flag behind it, with its value and its
+// environment variable.
+func (f *flags) namer() targets.Namer {
+	return func(field string, value any) string {
+		name := fieldFlags[field]
+		return flagSource(name, f.envar(name), fmt.Sprint(value))
 	}
-	hc, err := commonconfig.NewClientFromConfig(cfg, exporterName)
-	if err != nil {
-		return nil, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", err)
-	}
-	if *f.tlsInsecure {
-		level.Warn(logger).Log("msg", "--api.tls.insecure-skip-verify: the API's certificate is NOT verified; anyone between here and the API can read the API key")
-	}
-	hc.Timeout = *f.apiTimeout
-	return hc, nil
 }
 
 // keySource picks the key from --api.key-file or the environment and
@@ -206,7 +169,7 @@ func (f *flags) keySource() (key func() (string, error), from string, err error)
 	case *f.keyFile != "" && envSet:
 		return nil, "", fmt.Errorf("%s and %s are both set: keep one", keyFile, keyEnv)
 	case *f.keyFile != "":
-		key := fileKey(*f.keyFile)
+		key := targets.FileKey(*f.keyFile)
 		if _, err := key(); err != nil {
 			return nil, "", fmt.Errorf("%s: %w%s: point it at a file holding the API key, readable by this process", keyFile, err, whoAmI(err))
 		}
@@ -236,7 +199,7 @@ func whoAmI(err error) string {
 // collectors lists the enabled collectors, for the start-up log.
 func (f *flags) collectors() string {
 	var on []string
-	for _, e := range f.endpoints() {
+	for _, e := range f.settings().Endpoints() {
 		if e.Group == "" {
 			on = append(on, e.Label)
 		} else if !slices.Contains(on, e.Group) {
@@ -244,22 +207,6 @@ func (f *flags) collectors() string {
 		}
 	}
 	return strings.Join(on, ",")
-}
-
-// endpoints are the endpoints whose collector is on.
-func (f *flags) endpoints() []*endpoint.Endpoint {
-	return collector.Enabled(endpoint.All(), func(group string) bool { return *f.collectorOn[group] })
-}
-
-// endpointGroups are the groups of the endpoints, in their order.
-func endpointGroups() []string {
-	var groups []string
-	for _, e := range endpoint.All() {
-		if e.Group != "" && !slices.Contains(groups, e.Group) {
-			groups = append(groups, e.Group)
-		}
-	}
-	return groups
 }
 
 // groupPaths names the paths of a group's endpoints, for its flag's help.
@@ -282,90 +229,4 @@ func limitedPaths(l client.Limit) string {
 		}
 	}
 	return strings.Join(paths, ", ")
-}
-
-// startDemo serves the simulator on a loopback port until ctx ends.
-func startDemo(ctx context.Context) (url, key string, err error) {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	key = hex.EncodeToString(b)
-	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", "", err
-	}
-	srv := &http.Server{Handler: simulator.New(simulator.Config{Key: key, Seed: 1,
-		// As a well-behaved API would: the landing page and the reuse
-		// counters then show what the exporter saves. A quota far above
-		// what it spends, to show the quota gauges.
-		Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	context.AfterFunc(ctx, func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String(), key, nil
-}
-
-// isLoopback reports whether host names this machine, where plain HTTP
-// never leaves it.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// errEmptyKey is a key file that holds only whitespace.
-var errEmptyKey = errors.New("is empty")
-
-// fileKey reads the key from path on every request, with prometheus/
-// common's file secret (surrounding whitespace trimmed), so that a rotated
-// key (a Kubernetes Secret's symlink swap, a rename over it, a rewrite) is
-// used by the next request without a restart. An empty file is an error:
-// a request with an empty bearer would only earn a 401 that hints at the
-// wrong thing.
-func fileKey(path string) func() (string, error) {
-	secret := commonconfig.NewFileSecret(path)
-	return func() (string, error) {
-		key, err := secret.Fetch(context.Background())
-		if err == nil && key == "" {
-			err = fmt.Errorf("API key file %s: %w", path, errEmptyKey)
-		}
-		return key, err
-	}
-}
-
-// announceRotation logs, once per change, that the key the requests carry
-// has changed (never the key): a rotation that went wrong, an old key put
-// back or a file caught half-written, then shows in the log beside the 401s
-// it causes. It remembers a fingerprint of the last key, not the key.
-func announceRotation(key func() (string, error), from string, logger log.Logger) func() (string, error) {
-	var (
-		mu   sync.Mutex
-		last uint64
-		seed = maphash.MakeSeed()
-	)
-	return func() (string, error) {
-		k, err := key()
-		if err != nil {
-			return k, err
-		}
-		h := maphash.String(seed, k)
-		mu.Lock()
-		changed := last != 0 && h != last
-		last = h
-		mu.Unlock()
-		if changed {
-			level.Info(logger).Log("msg", "the API key changed; the requests from now on carry the new one", "key_from", from)
-		}
-		return k, nil
-	}
-}
-
-// store is where collections keep answers for reuse, or nil with
-// --no-api.http-cache and no summary refresh interval: every body, every
-// time.
-func (f *flags) store() *endpoint.Store {
-	if !*f.httpCache && *f.summaryRefresh == 0 {
-		return nil
-	}
-	return endpoint.NewStore(*f.httpCache)
 }

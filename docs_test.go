@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated parts of README.md")
@@ -61,7 +62,7 @@ func endpointLabels() string {
 func collectorsTable() string {
 	var b strings.Builder
 	b.WriteString("| flag | environment variable | default | collects |\n|---|---|---|---|\n")
-	for _, g := range endpointGroups() {
+	for _, g := range targets.Groups() {
 		fmt.Fprintf(&b, "| `--collector.%s` | `GLOBAL_STABILITY_COLLECTOR_%s` | on | `%s` |\n", g, strings.ToUpper(g), strings.ReplaceAll(groupPaths(g), ", ", "`, `"))
 	}
 	return b.String()

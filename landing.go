@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // landingConfig describes the landing page. It links only to what is
@@ -34,18 +34,35 @@ func landingConfig(metricsPath string, demo bool) web.LandingConfig {
 }
 
 // landingPage is the toolkit's landing page with what a user checks
-// first: which API the exporter scrapes, and how its last scrape went. It
-// is rendered per request (a probe's, a person's: rare and cheap), since
-// the last scrape changes.
+// first: which API the exporter scrapes, and how its last scrape went;
+// with several targets, each of them, linked to its probe. It is rendered
+// per request (a probe's, a person's: rare and cheap), since the last
+// scrape changes.
 type landingPage struct {
-	config      web.LandingConfig
-	api         string
-	collections *collector.Collections
+	config  web.LandingConfig
+	scraped scraped
+	api     string // --api.url, as given
 }
 
 func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := l.config
-	c.ExtraHTML = "<div>API: " + html.EscapeString(l.api) + "</div><div>Last scrape: " + html.EscapeString(l.lastScrape()) + "</div>"
+	var b strings.Builder
+	if t := l.scraped.metrics; t != nil && l.scraped.set == nil {
+		fmt.Fprintf(&b, "<div>API: %s</div><div>Last scrape: %s</div>", html.EscapeString(apiDescription(false, l.api)), html.EscapeString(lastScrape(t)))
+	}
+	if l.scraped.set != nil {
+		b.WriteString("<div>Targets (Prometheus scrapes each as /probe?target=NAME):</div><ul>")
+		for _, t := range l.scraped.set.Targets() {
+			api := "the built-in simulator (--demo): made-up data"
+			if l.config.HeaderColor == "" {
+				api = apiDescription(false, t.Settings.APIURL)
+			}
+			fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s. Last scrape: %s</li>`,
+				url.QueryEscape(t.Name), html.EscapeString(t.Name), html.EscapeString(api), html.EscapeString(lastScrape(t)))
+		}
+		b.WriteString("</ul>")
+	}
+	c.ExtraHTML = b.String()
 	page, err := web.NewLandingPage(c)
 	if err != nil {
 		http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
@@ -54,8 +71,9 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	page.ServeHTTP(w, r)
 }
 
-func (l *landingPage) lastScrape() string {
-	st, ok := l.collections.LastScrape()
+// lastScrape says how a target's last scrape went.
+func lastScrape(t *targets.Target) string {
+	st, ok := t.Collections().LastScrape()
 	if !ok {
 		return "none yet"
 	}
@@ -73,8 +91,8 @@ func apiDescription(demo bool, apiURL string) string {
 		return "the built-in simulator (--demo): made-up data"
 	}
 	if u, err := url.Parse(apiURL); err == nil {
-		trimVersion(u)
-		return withoutCredentials(u)
+		targets.TrimVersion(u)
+		return targets.WithoutCredentials(u)
 	}
 	return "(not shown)"
 }

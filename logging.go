@@ -19,7 +19,7 @@ import (
 // writes (level, caller, time, msg), so every line, the toolkit's included,
 // looks alike. Every line, whatever its source and level, is redacted of
 // the keys in keys on its way out (see redactingLogger).
-func newLogger(lvl, format string, keys *redact.Keyring) (log.Logger, *slog.Logger, error) {
+func newLogger(lvl, format string, keys redactor) (log.Logger, *slog.Logger, error) {
 	var base log.Logger
 	switch format {
 	case "logfmt":
@@ -65,8 +65,17 @@ func newSlogLogger(base log.Logger, lvl slog.Level) *slog.Logger {
 // lines nobody thought of: a new debug line, a library's message.
 type redactingLogger struct {
 	next log.Logger
-	keys *redact.Keyring
+	keys redactor
 }
+
+// redactor removes keys from a text: a *redact.Rings of every target's
+// key ring, or one *redact.Keyring.
+type redactor interface{ Redact(string) string }
+
+var (
+	_ redactor = (*redact.Rings)(nil)
+	_ redactor = (*redact.Keyring)(nil)
+)
 
 func (l redactingLogger) Log(keyvals ...any) error {
 	out := make([]any, len(keyvals))

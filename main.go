@@ -21,10 +21,8 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/global-stability/global_stability_exporter/collector"
-	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 const exporterName = "global_stability_exporter"
@@ -51,9 +49,9 @@ func run(args []string) int {
 	problems = append(problems, argProblems...)
 	_, parseErr := app.Parse(args)
 
-	// Every key the client sends is remembered here, and every log line is
-	// redacted of each of them.
-	keys := &redact.Keyring{}
+	// Every target's key ring is added here as it is built, and every log
+	// line is redacted of each of their keys.
+	keys := &redact.Rings{}
 	logger, slogger, err := newLogger(*f.logLevel, *f.logFormat, keys)
 	if err != nil {
 		problems = append(problems, err)
@@ -82,62 +80,31 @@ func run(args []string) int {
 	// still need it. It stops when run returns.
 	demoCtx, stopDemo := context.WithCancel(context.Background())
 	defer stopDemo()
-	var labels []string
-	for _, e := range f.endpoints() {
-		labels = append(labels, e.Label)
-	}
-	apiMetrics := collector.NewAPIMetrics(labels)
-	cl, err := f.newClient(demoCtx, logger, apiMetrics, keys)
+	// Nothing may log around our logger, and so around the key's redaction.
+	errorLog := routeStdlibLog(logger)
+
+	env := f.newEnv(targets.Env{Logger: logger, Keys: keys})
+	sc, err := f.scrape(demoCtx, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
 	}
-
-	// Nothing may log around our logger, and so around the key's redaction.
-	errorLog := routeStdlibLog(logger)
-
 	longLived := prometheus.NewRegistry()
 	longLived.MustRegister(
 		versioncollector.NewCollector(exporterName),
 		demoGauge(*f.demo),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		env.Scrapes,
 	)
-	longLived.MustRegister(apiMetrics.Collectors()...)
-	scrapes := handler.NewScrapesCounter()
-	longLived.MustRegister(scrapes)
-	collections := collector.NewCollections(collector.Config{
-		Client:    cl,
-		Logger:    logger,
-		Endpoints: f.endpoints(),
-		Endpoint: endpoint.Config{
-			MaxLabelValues: *f.maxLabelValues,
-			GridDegrees:    *f.gridDegrees,
-			Store:          f.store(),
-			Refresh:        map[string]time.Duration{endpoint.Summary.Label: *f.summaryRefresh},
-		},
-		CacheTTL: *f.cacheTTL,
-		Reused:   apiMetrics.Reused,
-	})
-
-	mux := http.NewServeMux()
-	mux.Handle(*f.metricsPath, handler.New(handler.Options{
-		Collections:    collections,
-		Gatherer:       longLived,
-		Logger:         logger,
-		DefaultTimeout: *f.apiTimeout,
-		TimeoutOffset:  *f.timeoutOffset,
-		MaxRequests:    *f.maxRequests,
-		Scrapes:        scrapes,
-	}))
-
-	if *f.metricsPath != "/" {
-		landing := &landingPage{config: landingConfig(*f.metricsPath, *f.demo), api: apiDescription(*f.demo, *f.apiURL), collections: collections}
-		if _, err := web.NewLandingPage(landing.config); err != nil {
-			level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
-			return 1
-		}
-		mux.Handle("/", landing)
+	longLived.MustRegister(env.API.Collectors()...)
+	mux, err := f.routes(sc, longLived)
+	if err != nil {
+		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
+		return 1
+	}
+	if sc.set != nil && *f.configFile != "" {
+		reloadOnHangUp(ctx, sc.set)
 	}
 
 	srv := &http.Server{

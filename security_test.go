@@ -28,6 +28,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
 	"github.com/global-stability/global_stability_exporter/simulator"
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // testPKI is a CA and the certificates it signs, written as PEM files.
@@ -383,7 +384,7 @@ func TestFileKeyFollowsEveryRotation(t *testing.T) {
 		}
 	}
 	write(path, "key-aaaaaaaa\n")
-	key := fileKey(path)
+	key := targets.FileKey(path)
 	want := func(w string) {
 		t.Helper()
 		if got, err := key(); err != nil || got != w {
@@ -399,7 +400,7 @@ func TestFileKeyFollowsEveryRotation(t *testing.T) {
 	}
 	want("key-cccc")
 	write(path, " \n")
-	if _, err := key(); !errors.Is(err, errEmptyKey) {
-		t.Errorf("an empty key file: err = %v, want errEmptyKey", err)
+	if _, err := key(); !errors.Is(err, targets.ErrEmptyKey) {
+		t.Errorf("an empty key file: err = %v, want ErrEmptyKey", err)
 	}
 }

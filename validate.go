@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/targets"
 	"github.com/prometheus/exporter-toolkit/web"
 )
 
@@ -99,80 +99,64 @@ func nameFlagErrors(app *kingpin.Application, problems *[]error) {
 
 // validate checks every flag whose value parsed but makes no sense, and
 // the combinations that cannot work. Each problem names its flag and what
-// to do; all are reported at once, so a user fixes them in one go.
+// to do; all are reported at once, so a user fixes them in one go. The
+// targets' settings are checked by targets.Settings, named as flags here.
 func (f *flags) validate() []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
 	// the flag named with its value and its environment variable
 	n := func(name string, value any) string { return flagSource(name, f.envar(name), fmt.Sprint(value)) }
 
-	if *f.demo {
+	// Where the targets come from: the demo's simulator, the targets'
+	// file, or the flags. Each excludes what belongs to another.
+	type setting struct {
+		set  bool
+		name string
+	}
+	realAPI := []setting{
+		{*f.apiURL != "", n("api.url", "")},
+		{*f.keyFile != "", n("api.key-file", "")},
+		{os.Getenv(keyEnv) != "", keyEnv},
+	}
+	switch {
+	case *f.demo:
 		// Demo mode ignores the real API: a stray GLOBAL_STABILITY_DEMO=true
 		// in production would feed made-up data into real alerts.
-		for _, real := range []struct {
-			set  bool
-			name string
-		}{
-			{*f.apiURL != "", n("api.url", "")},
-			{*f.keyFile != "", n("api.key-file", "")},
-			{os.Getenv(keyEnv) != "", keyEnv},
-		} {
+		for _, real := range append(realAPI, setting{*f.configFile != "", n("config.file", "")}) {
 			if real.set {
 				bad("%s and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", n("demo", ""), real.name)
 			}
 		}
-	} else {
+	case *f.configFile != "":
+		for _, real := range realAPI {
+			if real.set {
+				bad("%s and %s are both set: with a targets' file, each target's URL and key file are in the file; unset %s", n("config.file", *f.configFile), real.name, real.name)
+			}
+		}
+		if _, err := targets.Load(*f.configFile, f.settings()); err != nil {
+			for _, e := range unjoin(err) {
+				bad("%s: %v", n("config.file", *f.configFile), e)
+			}
+		}
+	default:
 		if *f.apiURL == "" {
-			bad("%s is required: set it to the API's base address, or pass --demo to try the exporter on simulated data", n("api.url", ""))
-		} else if _, err := parseAPIURL(*f.apiURL, f.envar("api.url")); err != nil {
-			problems = append(problems, err)
+			bad("%s is required: set it to the API's base address, pass --config.file for several targets, or pass --demo to try the exporter on simulated data", n("api.url", ""))
 		}
 		// The key is checked with everything else, not on a second run.
 		if _, _, err := f.keySource(); err != nil {
 			problems = append(problems, err)
 		}
 	}
-	if *f.apiTimeout <= 0 {
-		bad("%s: want a positive duration, such as 10s", n("api.timeout", *f.apiTimeout))
+	s := f.settings()
+	if *f.configFile == "" && !*f.demo {
+		s.APIURL = *f.apiURL
 	}
-	if *f.summaryRefresh < 0 {
-		bad("%s: want 0 (off) or a positive duration, like the spec's 15m", n("api.summary-refresh-interval", *f.summaryRefresh))
-	}
-	if *f.cacheTTL < 0 {
-		bad("%s: want 0 (share only collections in flight) or a positive duration", n("api.cache-ttl", *f.cacheTTL))
-	}
+	problems = append(problems, s.Validate(f.namer())...)
 	if *f.timeoutOffset < 0 {
 		bad("%s: want 0 or a positive duration, such as 0.5s", n("web.timeout-offset", *f.timeoutOffset))
 	}
 	if *f.maxRequests < 0 {
 		bad("%s: want 0 (no limit) or a positive number", n("web.max-requests", *f.maxRequests))
-	}
-	if *f.maxPages < 1 {
-		bad("%s: want at least 1", n("api.max-pages", *f.maxPages))
-	}
-	if *f.pageSize < 0 {
-		bad("%s: want 0 (off) or a positive number", n("api.page-size", *f.pageSize))
-	}
-	switch {
-	case *f.pageSizeParam != "" && *f.pageSize == 0:
-		bad("%s needs --api.page-size: set the page size to request, or unset the parameter", n("api.page-size-param", fmt.Sprintf("%q", *f.pageSizeParam)))
-	case *f.pageSizeParam == "" && *f.pageSize > 0:
-		bad("%s needs --api.page-size-param: the spec names no page size parameter, so say which one your API reads (e.g. limit)", n("api.page-size", *f.pageSize))
-	}
-	if *f.cursorParam == "" {
-		bad("%s is empty: name the query parameter that passes next_cursor back (default %q)", n("api.cursor-param", ""), "cursor")
-	}
-	if *f.maxResponseBytes < 1 {
-		bad("%s: want a positive size, such as 16MiB", n("api.max-response-bytes", *f.maxResponseBytes))
-	}
-	if *f.maxDocumentBytes < 1 {
-		bad("%s: want a positive size, such as 1MiB", n("api.max-document-bytes", *f.maxDocumentBytes))
-	}
-	if *f.maxLabelValues < 1 {
-		bad("%s: want at least 1 (default %d)", n("collector.max-label-values", *f.maxLabelValues), endpoint.DefaultMaxLabelValues)
-	}
-	if g := *f.gridDegrees; !(g >= 1 && g <= 90) { // written so that NaN fails too
-		bad("%s: want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)", n("collector.conflict.grid-degrees", g))
 	}
 	if err := checkTelemetryPath(*f.metricsPath, f.envar("web.telemetry-path")); err != nil {
 		problems = append(problems, err)
@@ -187,85 +171,15 @@ func (f *flags) validate() []error {
 			bad("%s: %v", n("web.config.file", path), err)
 		}
 	}
-	if (*f.tlsCertFile == "") != (*f.tlsKeyFile == "") {
-		bad("%s and %s go together: set both for mutual TLS, or neither", n("api.tls.cert-file", ""), n("api.tls.key-file", ""))
-	}
 	return problems
 }
 
-// parseAPIURL checks --api.url (envar names its environment variable, for
-// messages). A trailing /v1 is removed by trimVersion: the exporter adds
-// /v1/... itself, so http://host/v1 would ask for /v1/v1/global-stability
-// and get 404s that hint at nothing.
-func parseAPIURL(raw, envar string) (*url.URL, error) {
-	example := "https://api.example.com"
-	src := flagSource("api.url", envar, fmt.Sprintf("%q", displayURL(raw)))
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "":
-		return nil, fmt.Errorf("%s is not an absolute URL: want the API's base address with scheme and host, such as %s%s", src, example, schemeHint(raw))
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%s: the scheme must be http or https, such as %s", src, example)
-	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("%s: a base address has no query or fragment; the exporter adds its own paths and parameters", src)
+// unjoin is the errors an errors.Join holds, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
 	}
-	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "" {
-		return nil, fmt.Errorf("%s: the port after the colon is missing", src)
-	}
-	return u, nil
-}
-
-// schemeHint suggests a scheme for an address written without one. Which
-// one the API speaks cannot be known from here: https is the usual answer,
-// plain http the likely one for a loopback address or a port such as 8080
-// (a local proxy, a test server), so both are named, the likelier first.
-func schemeHint(raw string) string {
-	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t") {
-		return ""
-	}
-	addr := strings.TrimLeft(raw, "/")
-	host, port, err := net.SplitHostPort(strings.SplitN(addr, "/", 2)[0])
-	if err != nil {
-		host = strings.SplitN(addr, "/", 2)[0]
-	}
-	ip := net.ParseIP(host)
-	plain := host == "localhost" || (ip != nil && ip.IsLoopback()) || port == "80" || port == "8080" || port == "8000"
-	if plain {
-		return fmt.Sprintf(" (did you mean http://%s, or https://%s if it speaks TLS?)", addr, addr)
-	}
-	return fmt.Sprintf(" (did you mean https://%s, or http://%s if it speaks only plain HTTP?)", addr, addr)
-}
-
-// trimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
-// reports whether it did.
-func trimVersion(u *url.URL) bool {
-	p := strings.TrimSuffix(u.Path, "/")
-	if !strings.HasSuffix(p, "/v1") {
-		return false
-	}
-	u.Path = strings.TrimSuffix(p, "/v1")
-	u.RawPath = ""
-	return true
-}
-
-// displayURL shows a URL as the user wrote it, but without a password:
-// url.URL.Redacted's form when it parses with one, else everything up to
-// the last @ replaced.
-func displayURL(raw string) string {
-	if !strings.Contains(raw, "@") {
-		return raw
-	}
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "<redacted>" + raw[strings.LastIndex(raw, "@"):]
-}
-
-// withoutCredentials is the URL as it may be logged: no user, no password.
-func withoutCredentials(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
+	return []error{err}
 }
 
 // checkTelemetryPath accepts what http.ServeMux can serve as one exact

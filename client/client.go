@@ -165,6 +165,10 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// CloseIdleConnections closes the client's idle connections, for a client
+// no longer used.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
 // String shows only the redacted base URL, whatever the verb.
 func (c *Client) String() string { return "client.Client{" + c.base.Redacted() + "}" }
 

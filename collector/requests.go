@@ -12,7 +12,10 @@ import (
 // APIMetrics are the exporter's long-lived series about its use of the
 // API: what it sent and received, what it reused instead, and the quota
 // the API announces. Register Collectors on the long-lived registry, give
-// Observe to the client and Reused to Collections.
+// Observer to the client and Reused to Collections.
+//
+// For several targets, make them with NewTargetsAPIMetrics and give each
+// target its view (Target): every series then carries the target's name.
 type APIMetrics struct {
 	Requests *prometheus.CounterVec
 	Bytes    *prometheus.CounterVec
@@ -21,40 +24,75 @@ type APIMetrics struct {
 	limit, remaining, reset, window *prometheus.GaugeVec
 }
 
-// NewAPIMetrics returns the metrics, with a zero for each endpoint of
-// labels and reason, so that rate() sees the first reuse.
+// NewAPIMetrics returns the metrics of one API account, with a zero for
+// each endpoint of labels and reason, so that rate() sees the first reuse.
 func NewAPIMetrics(labels []string) *APIMetrics {
+	m := newAPIMetrics()
+	return m.Target(nil, labels)
+}
+
+// NewTargetsAPIMetrics returns the metrics of several API accounts: each
+// series has a target label first. Take each target's view with Target.
+func NewTargetsAPIMetrics() *APIMetrics { return newAPIMetrics("target") }
+
+func newAPIMetrics(first ...string) *APIMetrics {
+	labels := func(names ...string) []string { return append(append([]string{}, first...), names...) }
 	gauge := func(name, help string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, []string{"endpoint"})
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels("endpoint"))
 	}
-	m := &APIMetrics{
+	return &APIMetrics{
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "api_requests_total",
 			Help:      "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (304: the API confirmed what was stored; \"error\" when no response arrived).",
-		}, []string{"endpoint", "code"}),
+		}, labels("endpoint", "code")),
 		Bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "api_received_bytes_total",
 			Help:      "Body bytes received from the Global Stability API, as sent (compressed if gzip), by endpoint.",
-		}, []string{"endpoint"}),
+		}, labels("endpoint")),
 		Reused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "api_responses_reused_total",
 			Help:      "Collections of an endpoint that reused its stored answer instead of a new body, by reason: fresh (the API's Cache-Control or Expires allowed it; no request), not_modified (the API answered 304), refresh_interval (the spec's refresh interval had not passed since its as_of; no request).",
-		}, []string{"endpoint", "reason"}),
+		}, labels("endpoint", "reason")),
 		limit:     gauge("api_rate_limit_limit", "Requests the API's quota allows per window, from its latest response of the endpoint (X-RateLimit-Limit, RateLimit-Limit, RateLimit or RateLimit-Policy). Absent when the API sends none."),
 		remaining: gauge("api_rate_limit_remaining", "Requests left in the API's current quota window, from its latest response of the endpoint (X-RateLimit-Remaining, RateLimit-Remaining or RateLimit). Absent when the API sends none."),
 		reset:     gauge("api_rate_limit_reset_timestamp_seconds", "When the API's quota window resets, as Unix seconds, from its latest response of the endpoint (X-RateLimit-Reset, RateLimit-Reset or RateLimit). Absent when the API sends none."),
 		window:    gauge("api_rate_limit_window_seconds", "Length of the API's quota window, from its latest response of the endpoint (a w= parameter). Absent when the API sends none."),
 	}
-	for _, l := range labels {
-		m.Bytes.WithLabelValues(l)
-		for _, r := range endpoint.Reasons {
-			m.Reused.WithLabelValues(l, string(r))
+}
+
+// Target returns the view of one target (its values of the labels m was
+// made with, none for NewAPIMetrics), with a zero for each endpoint of
+// endpoints and each reason of reuse. Its Collectors are m's.
+func (m *APIMetrics) Target(values []string, endpoints []string) *APIMetrics {
+	v := m
+	if len(values) > 0 {
+		curry := prometheus.Labels{"target": values[0]}
+		v = &APIMetrics{
+			Requests: m.Requests.MustCurryWith(curry), Bytes: m.Bytes.MustCurryWith(curry), Reused: m.Reused.MustCurryWith(curry),
+			limit: m.limit.MustCurryWith(curry), remaining: m.remaining.MustCurryWith(curry),
+			reset: m.reset.MustCurryWith(curry), window: m.window.MustCurryWith(curry),
 		}
 	}
-	return m
+	for _, l := range endpoints {
+		v.Bytes.WithLabelValues(l)
+		for _, r := range endpoint.Reasons {
+			v.Reused.WithLabelValues(l, string(r))
+		}
+	}
+	return v
+}
+
+// Forget removes every series of a target that is gone.
+func (m *APIMetrics) Forget(target string) {
+	match := prometheus.Labels{"target": target}
+	for _, vec := range []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{m.Requests, m.Bytes, m.Reused, m.limit, m.remaining, m.reset, m.window} {
+		vec.DeletePartialMatch(match)
+	}
 }
 
 // Collectors returns every metric, to register.

@@ -26,7 +26,8 @@ import (
 type Options struct {
 	Collections *collector.Collections
 	// Gatherer holds the long-lived metrics: build info, Go and process
-	// collectors, API request counters.
+	// collectors, API request counters. Nil serves the scrape's series
+	// only (a probe of one target).
 	Gatherer prometheus.Gatherer
 	Logger   log.Logger
 	// DefaultTimeout bounds a scrape that carries no
@@ -35,20 +36,25 @@ type Options struct {
 	// TimeoutOffset is subtracted from the header's value, leaving time to
 	// encode and send the answer (--web.timeout-offset).
 	TimeoutOffset time.Duration
-	// MaxRequests limits concurrent scrapes; 0 means no limit.
+	// MaxRequests limits concurrent scrapes; 0 means no limit. InFlight,
+	// if set, is the limit instead: a channel whose capacity is the limit,
+	// shared by the handlers of one target (its /metrics and its probes).
 	MaxRequests int
+	InFlight    chan struct{}
 	// Scrapes, if set, counts the scrapes served (GET, whatever the API
 	// did): the other side of the API requests they cost.
 	Scrapes prometheus.Counter
 }
 
-// NewScrapesCounter returns global_stability_exporter_scrapes_total, for
-// Options.Scrapes, to register on the long-lived registry.
-func NewScrapesCounter() prometheus.Counter {
-	return prometheus.NewCounter(prometheus.CounterOpts{
+// NewScrapesCounter returns global_stability_exporter_scrapes_total, to
+// register on the long-lived registry: Options.Scrapes is its counter of
+// one target (WithLabelValues of its labels, none for a single account,
+// the target's name when there are several).
+func NewScrapesCounter(labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "global_stability_exporter_scrapes_total",
-		Help: "Scrapes of the metrics path served (refused ones not counted): what the API requests of global_stability_api_requests_total were spent on.",
-	})
+		Help: "Scrapes served of the metrics path, or probes of a target (refused ones not counted): what the API requests of global_stability_api_requests_total were spent on.",
+	}, labels)
 }
 
 // New returns the /metrics handler: per request, the scrape's share of a
@@ -59,8 +65,8 @@ func NewScrapesCounter() prometheus.Counter {
 // promhttp handler is made per request, to bind its gatherer to that
 // request's deadline, so the bound is this handler's.
 func New(o Options) http.Handler {
-	var inFlight chan struct{}
-	if o.MaxRequests > 0 {
+	inFlight := o.InFlight
+	if inFlight == nil && o.MaxRequests > 0 {
 		inFlight = make(chan struct{}, o.MaxRequests)
 	}
 	errorLog := promhttpLogger{level.Error(o.Logger)}
@@ -77,7 +83,7 @@ func New(o Options) http.Handler {
 			case inFlight <- struct{}{}:
 				defer func() { <-inFlight }()
 			default:
-				http.Error(w, fmt.Sprintf("Limit of concurrent scrapes reached (%d), try again later.", o.MaxRequests), http.StatusServiceUnavailable)
+				http.Error(w, fmt.Sprintf("Limit of concurrent scrapes reached (%d), try again later.", cap(inFlight)), http.StatusServiceUnavailable)
 				return
 			}
 		}
@@ -92,6 +98,9 @@ func New(o Options) http.Handler {
 			// The scrape first: its collection is what moves the long-lived
 			// request counters, which then include it.
 			scrape, err := o.Collections.Gather(ctx)
+			if o.Gatherer == nil {
+				return scrape, err
+			}
 			longLived, err2 := o.Gatherer.Gather()
 			return collector.MergeFamilies(scrape, longLived), errors.Join(err, err2)
 		})

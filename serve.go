@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/handler"
+	"github.com/global-stability/global_stability_exporter/simulator"
+	"github.com/global-stability/global_stability_exporter/targets"
+)
+
+// scraped is what the exporter scrapes, by how it was started:
+//   - with --config.file, the file's targets, each served by
+//     /probe?target=NAME, while /metrics holds the exporter's own series;
+//   - with --demo, two simulated accounts, demo-a and demo-b, served by
+//     /probe, and /metrics serving demo-a's series as well, as a run from
+//     flags does, so that either way can be tried;
+//   - otherwise the one account of the flags, served by /metrics.
+type scraped struct {
+	set     *targets.Set    // the targets of /probe; nil from flags
+	metrics *targets.Target // the target /metrics serves; nil with --config.file
+}
+
+// named reports whether the targets are several, their series and log
+// lines then carrying their names.
+func (f *flags) named() bool { return *f.configFile != "" || *f.demo }
+
+// newEnv is what every target of the process shares.
+func (f *flags) newEnv(base targets.Env) targets.Env {
+	env := base
+	env.TimeoutOffset, env.MaxRequests, env.Named = *f.timeoutOffset, *f.maxRequests, f.named()
+	if env.Named {
+		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
+	} else {
+		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
+	}
+	return env
+}
+
+// demoTargets are the names of the demo's simulated accounts.
+var demoTargets = []string{"demo-a", "demo-b"}
+
+// scrape builds the targets. demoCtx bounds the demo's simulator.
+func (f *flags) scrape(demoCtx context.Context, env targets.Env) (scraped, error) {
+	switch {
+	case *f.configFile != "":
+		set, err := targets.NewSet(*f.configFile, f.settings(), env)
+		if err != nil {
+			return scraped{}, fmt.Errorf("%s: %w", flagSource("config.file", f.envar("config.file"), *f.configFile), err)
+		}
+		return scraped{set: set}, nil
+	case *f.demo:
+		url, keys, err := startDemo(demoCtx, len(demoTargets))
+		if err != nil {
+			return scraped{}, fmt.Errorf("--demo: %w", err)
+		}
+		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets), "collectors", f.collectors())
+		var named []targets.Named
+		for i, name := range demoTargets {
+			s := f.settings()
+			s.APIURL, s.Key, s.KeyFrom = url, staticKey(keys[i]), "the demo's simulator"
+			named = append(named, targets.Named{Name: name, Settings: s})
+		}
+		set, err := targets.NewStaticSet(named, env)
+		if err != nil {
+			return scraped{}, fmt.Errorf("--demo: %w", err)
+		}
+		first, _ := set.Get(demoTargets[0])
+		return scraped{set: set, metrics: first}, nil
+	}
+	s := f.settings()
+	key, from, err := f.keySource()
+	if err != nil {
+		return scraped{}, err
+	}
+	s.APIURL, s.Key, s.KeyFrom = *f.apiURL, key, from
+	t, err := targets.New("", s, env)
+	var fe *targets.FieldError
+	switch {
+	case errors.As(err, &fe) && fe.Field == targets.FieldTLS:
+		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", fe.Err)
+	case errors.As(err, &fe):
+		return scraped{}, fmt.Errorf("%s: %w", f.namer()(fe.Field, ""), fe.Err)
+	case err != nil:
+		return scraped{}, err
+	}
+	level.Info(env.Logger).Log(append([]any{"msg", "scraping the Global Stability API"}, append(t.Describe(), "collectors", f.collectors())...)...)
+	return scraped{metrics: t}, nil
+}
+
+func staticKey(key string) func() (string, error) {
+	return func() (string, error) { return key, nil }
+}
+
+// startDemo serves the simulator on a loopback port until ctx ends, with
+// accounts accounts, each with a random key and a world of its own.
+func startDemo(ctx context.Context, accounts int) (url string, keys []string, err error) {
+	var sims []*simulator.Simulator
+	for i := range accounts {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails
+		keys = append(keys, hex.EncodeToString(b))
+		sims = append(sims, simulator.New(simulator.Config{Key: keys[i], Seed: uint64(i + 1),
+			// As a well-behaved API would: the landing page and the reuse
+			// counters then show what the exporter saves. A quota far above
+			// what it spends, to show the quota gauges.
+			Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
+	}
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String(), keys, nil
+}
+
+// routes are the exporter's HTTP paths: the metrics path (a target's
+// series with the exporter's own, or, with a targets' file, only the
+// exporter's own), /probe and /-/reload where there are targets, and the
+// landing page.
+func (f *flags) routes(sc scraped, own *prometheus.Registry) (*http.ServeMux, error) {
+	mux := http.NewServeMux()
+	if sc.metrics != nil {
+		mux.Handle(*f.metricsPath, sc.metrics.Handler(own))
+	} else {
+		mux.Handle(*f.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	}
+	if sc.set != nil {
+		mux.Handle("/probe", sc.set.Probe())
+		mux.Handle("/-/reload", sc.set.ReloadHandler())
+	}
+	if *f.metricsPath == "/" {
+		return mux, nil
+	}
+	landing := &landingPage{config: landingConfig(*f.metricsPath, *f.demo), scraped: sc, api: *f.apiURL}
+	if _, err := web.NewLandingPage(landing.config); err != nil {
+		return nil, err
+	}
+	mux.Handle("/", landing)
+	return mux, nil
+}
+
+// reloadOnHangUp reloads the targets' file on every SIGHUP until ctx ends,
+// as Prometheus and blackbox_exporter do. A reload that fails logs why and
+// keeps the running targets (Set.Reload).
+func reloadOnHangUp(ctx context.Context, set *targets.Set) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-hup:
+				_ = set.Reload()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}

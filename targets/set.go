@@ -1,0 +1,231 @@
+package targets
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Set is the live set of targets, looked up by every probe and replaced
+// whole by a reload of the targets' file (blackbox_exporter's pattern: a
+// probe holds the target it found until it is done, so a reload under
+// load loses none). A target whose settings a reload leaves as they were
+// is kept as it is, with its store and connections: a reload costs the
+// API nothing.
+type Set struct {
+	path     string // the targets' file; "" for a set that is not reloaded (the demo's)
+	defaults Settings
+	env      Env
+	logger   log.Logger
+
+	reloadMu sync.Mutex // one reload at a time
+	current  atomic.Pointer[live]
+
+	reloadOK   prometheus.Gauge
+	reloadTime prometheus.Gauge
+}
+
+// live is one generation of targets: never changed once published.
+type live struct {
+	byName map[string]*Target
+	order  []*Target // as in the file
+}
+
+// NewSet loads the targets' file at path with defaults for what a target
+// leaves out, and builds every target. An error means there is nothing to
+// serve: stop, saying why.
+func NewSet(path string, defaults Settings, env Env) (*Set, error) {
+	s := newSet(path, defaults, env)
+	named, err := Load(path, defaults)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.replace(named); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewStaticSet serves targets that no file describes (the demo's
+// simulated accounts): they are never reloaded.
+func NewStaticSet(named []Named, env Env) (*Set, error) {
+	s := newSet("", Settings{}, env)
+	if err := s.replace(named); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSet(path string, defaults Settings, env Env) *Set {
+	s := &Set{
+		path: path, defaults: defaults, env: env, logger: env.Logger,
+		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "global_stability_exporter_config_last_reload_successful",
+			Help: "1 when the last load of the targets' file (--config.file) succeeded, 0 when it failed and the targets before it are still served.",
+		}),
+		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "global_stability_exporter_config_last_reload_success_timestamp_seconds",
+			Help: "When the targets' file (--config.file) was last loaded successfully, as Unix seconds.",
+		}),
+	}
+	s.current.Store(&live{byName: map[string]*Target{}})
+	return s
+}
+
+// Collectors are the reload's gauges, for the exporter's own registry.
+func (s *Set) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.reloadOK, s.reloadTime}
+}
+
+// Get returns the target of that name, as of now.
+func (s *Set) Get(name string) (*Target, bool) {
+	t, ok := s.current.Load().byName[name]
+	return t, ok
+}
+
+// Targets are the targets, as of now, in the file's order.
+func (s *Set) Targets() []*Target { return slices.Clone(s.current.Load().order) }
+
+// Reload reads the targets' file again. A file that does not load keeps
+// the running targets, and the error says why, naming the target and
+// field; the reload gauges say how it went.
+func (s *Set) Reload() error {
+	if s.path == "" {
+		return errors.New("these targets come from --demo, not from a targets' file: there is nothing to reload")
+	}
+	named, err := Load(s.path, s.defaults)
+	if err == nil {
+		err = s.replace(named)
+	}
+	if err != nil {
+		s.reloadOK.Set(0)
+		level.Error(s.logger).Log("msg", "reloading the targets' file failed; the targets loaded before are still served", "file", s.path, "err", err)
+		return err
+	}
+	return nil
+}
+
+// replace builds the targets of named that differ from those running,
+// keeps the others, publishes the new generation and closes what it
+// replaced. Nothing is published unless every target could be built.
+func (s *Set) replace(named []Named) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	old := s.current.Load()
+	next := &live{byName: map[string]*Target{}}
+	var built []*Target
+	var kept, added, changed int
+	for _, n := range named {
+		if t, ok := old.byName[n.Name]; ok && Same(t.Settings, n.Settings) {
+			next.byName[n.Name], next.order = t, append(next.order, t)
+			kept++
+			continue
+		}
+		t, err := New(n.Name, n.Settings, s.env)
+		if err != nil {
+			for _, b := range built {
+				b.Close(false)
+			}
+			return fmt.Errorf("target %q: %w", n.Name, err)
+		}
+		built = append(built, t)
+		next.byName[n.Name], next.order = t, append(next.order, t)
+		if _, ok := old.byName[n.Name]; ok {
+			changed++
+		} else {
+			added++
+		}
+		level.Info(t.logger).Log(append([]any{"msg", "scraping the Global Stability API"}, t.Describe()...)...)
+	}
+	s.current.Store(next)
+	var removed []string
+	for name, t := range old.byName {
+		switch n, ok := next.byName[name]; {
+		case !ok:
+			t.Close(true)
+			removed = append(removed, name)
+		case n != t:
+			t.Close(false)
+		}
+	}
+	slices.Sort(removed)
+	s.reloadOK.Set(1)
+	s.reloadTime.Set(float64(time.Now().UnixNano()) / 1e9)
+	if s.path != "" {
+		level.Info(s.logger).Log("msg", "targets loaded", "file", s.path, "targets", len(next.order), "kept", kept, "added", added, "changed", changed, "removed", strings.Join(removed, ","))
+	}
+	return nil
+}
+
+// maxShownName bounds how much of an unknown target's name a 400 quotes:
+// it comes from the request.
+const maxShownName = 64
+
+// Probe serves GET /probe?target=NAME: that target's series, as /metrics
+// gives them for a single account, its own deadline and limit of
+// concurrent scrapes. A target is only ever a name of the file: a URL is
+// never taken from the request, so nobody who can reach /probe can send a
+// key elsewhere. A missing, repeated or unknown target is HTTP 400 naming
+// the problem.
+func (s *Set) Probe() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		names := r.URL.Query()["target"]
+		switch {
+		case len(names) == 0 || names[0] == "":
+			http.Error(w, "missing target: ask for /probe?target=NAME, NAME one of the targets ("+s.names()+")", http.StatusBadRequest)
+			return
+		case len(names) > 1:
+			http.Error(w, "more than one target: ask for one, /probe?target=NAME", http.StatusBadRequest)
+			return
+		}
+		t, ok := s.Get(names[0])
+		if !ok {
+			name := names[0]
+			if len(name) > maxShownName {
+				name = name[:maxShownName] + "…"
+			}
+			http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
+			return
+		}
+		t.probe.ServeHTTP(w, r)
+	})
+}
+
+// names lists the targets' names for a message, the first ten.
+func (s *Set) names() string {
+	var names []string
+	for _, t := range s.Targets() {
+		names = append(names, t.Name)
+	}
+	if len(names) > 10 {
+		names = append(names[:10], fmt.Sprintf("and %d more", len(names)-10))
+	}
+	return strings.Join(names, ", ")
+}
+
+// ReloadHandler serves POST (or PUT) /-/reload, as Prometheus and
+// blackbox_exporter do: 200 once the file is loaded, 500 with the reason
+// when it is not (the running targets stay).
+func (s *Set) ReloadHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost && r.Method != http.MethodPut {
+			w.Header().Set("Allow", "POST, PUT")
+			http.Error(w, "reload with POST", http.StatusMethodNotAllowed)
+			return
+		}
+		if err := s.Reload(); err != nil {
+			http.Error(w, "failed to reload the targets' file: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("reloaded\n"))
+	})
+}

@@ -1,0 +1,272 @@
+package targets
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	commonconfig "github.com/prometheus/common/config"
+
+	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/handler"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
+)
+
+// userAgentName is the exporter's name in the User-Agent of prometheus/
+// common's HTTP client.
+const userAgentName = "global_stability_exporter"
+
+// Env is what the targets of one process share: the process itself.
+type Env struct {
+	Logger log.Logger
+	// Keys holds every target's key ring, for the logger's redaction: every
+	// line is redacted of every target's keys.
+	Keys *redact.Rings
+	// API holds the API request counters and quota gauges of every target;
+	// with Named, each target's series carry its name in a target label.
+	API *collector.APIMetrics
+	// Scrapes counts the scrapes served per target (a target label with
+	// Named).
+	Scrapes *prometheus.CounterVec
+	// TimeoutOffset and MaxRequests are --web.timeout-offset and
+	// --web.max-requests, applied to each target on its own: a slow
+	// target's scrapes never take another's places.
+	TimeoutOffset time.Duration
+	MaxRequests   int
+	// Named is set for the targets of a targets' file: their series and log
+	// lines carry their names.
+	Named bool
+}
+
+// Target is one API account being scraped: its own client, key ring,
+// store and collections. Safe for concurrent use; scrapes that hold a
+// Target keep using it after a reload replaced it.
+type Target struct {
+	Name     string
+	Settings Settings
+
+	env         Env
+	logger      log.Logger
+	client      *client.Client
+	keys        *redact.Keyring
+	api         *collector.APIMetrics // this target's view of Env.API
+	scrapes     prometheus.Counter
+	collections *collector.Collections
+	inFlight    chan struct{} // --web.max-requests, this target's own
+	probes      sync.WaitGroup
+	probe       http.Handler // its series only, for /probe
+}
+
+// New builds a target from its settings: the one place where a target's
+// parts are made. It sends nothing; the settings must have been validated.
+func New(name string, s Settings, env Env) (*Target, error) {
+	t := &Target{Name: name, Settings: s, env: env, logger: env.Logger, keys: &redact.Keyring{}}
+	labels := []string{}
+	if env.Named {
+		labels = append(labels, name)
+		t.logger = log.With(env.Logger, "target", name)
+	}
+	u, err := ParseAPIURL(s.APIURL, func(field string, _ any) string { return field })
+	if err != nil {
+		return nil, &FieldError{Field: FieldAPIURL, Err: err}
+	}
+	if u.Scheme == "http" && !IsLoopback(u.Hostname()) {
+		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", WithoutCredentials(u))
+	}
+	if TrimVersion(u) {
+		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", WithoutCredentials(u))
+	}
+	hc, err := newHTTPClient(s, t.logger)
+	if err != nil {
+		return nil, err
+	}
+	endpoints := s.Endpoints()
+	var endpointLabels []string
+	for _, e := range endpoints {
+		endpointLabels = append(endpointLabels, e.Label)
+	}
+	t.api = env.API.Target(labels, endpointLabels)
+	t.scrapes = env.Scrapes.WithLabelValues(labels...)
+	t.client, err = client.New(client.Config{
+		BaseURL:          u.String(),
+		APIKey:           announceRotation(s.Key, s.KeyFrom, t.logger),
+		HTTPClient:       hc,
+		CursorParam:      s.CursorParam,
+		PageSizeParam:    s.PageSizeParam,
+		PageSize:         s.PageSize,
+		MaxPages:         s.MaxPages,
+		MaxResponseBytes: s.MaxResponseBytes,
+		MaxDocumentBytes: s.MaxDocumentBytes,
+		Keyring:          t.keys,
+		Observe:          t.api.Observer(t.logger),
+	})
+	if err != nil {
+		return nil, &FieldError{Field: FieldAPIURL, Err: err}
+	}
+	env.Keys.Add(t.keys)
+	var store *endpoint.Store
+	if s.HTTPCache || s.SummaryRefresh > 0 {
+		store = endpoint.NewStore(s.HTTPCache)
+	}
+	t.collections = collector.NewCollections(collector.Config{
+		Client:    t.client,
+		Logger:    t.logger,
+		Endpoints: endpoints,
+		Endpoint: endpoint.Config{
+			MaxLabelValues: s.MaxLabelValues,
+			GridDegrees:    s.GridDegrees,
+			Store:          store,
+			Refresh:        map[string]time.Duration{endpoint.Summary.Label: s.SummaryRefresh},
+		},
+		CacheTTL: s.CacheTTL,
+		Reused:   t.api.Reused,
+	})
+	if env.MaxRequests > 0 {
+		t.inFlight = make(chan struct{}, env.MaxRequests)
+	}
+	t.probe = t.Handler(nil)
+	if s.CacheTTL > 0 {
+		level.Info(t.logger).Log("msg", "cache TTL: a finished collection serves later scrapes for this long, so a value may be exported up to this long after the API stopped calling it fresh", "ttl", s.CacheTTL)
+	}
+	return t, nil
+}
+
+// FieldError is a setting with which a target cannot be built (a TLS file
+// that cannot be read, say), named by its field for the caller to render
+// as a flag or as the file's field.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Handler serves the target's scrape: its series, with gatherer's (the
+// process's own, for /metrics; nil for a probe, which answers with the
+// target's series only).
+func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
+	h := handler.New(handler.Options{
+		Collections:    t.collections,
+		Gatherer:       gatherer,
+		Logger:         t.logger,
+		DefaultTimeout: t.Settings.Timeout,
+		TimeoutOffset:  t.env.TimeoutOffset,
+		InFlight:       t.inFlight,
+		Scrapes:        t.scrapes,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.probes.Add(1)
+		defer t.probes.Done()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Collections are the target's collections, for the landing page.
+func (t *Target) Collections() *collector.Collections { return t.collections }
+
+// Describe is what the start-up log says of the target: where the API is
+// and where its key comes from (never the key).
+func (t *Target) Describe() []any {
+	u, err := ParseAPIURL(t.Settings.APIURL, func(field string, _ any) string { return field })
+	api := "(not shown)"
+	if err == nil {
+		TrimVersion(u)
+		api = WithoutCredentials(u)
+	}
+	return []any{"api_url", api, "key_from", t.Settings.KeyFrom}
+}
+
+// Close lets the target's scrapes in flight finish, then gives up its
+// connections and its key ring; with forget, a target no longer in the
+// file, its series go too (a target replaced by one of the same name
+// keeps them: its counters go on).
+func (t *Target) Close(forget bool) {
+	go func() {
+		t.probes.Wait()
+		t.client.CloseIdleConnections()
+		t.env.Keys.Remove(t.keys)
+		if forget {
+			t.env.API.Forget(t.Name)
+			t.env.Scrapes.DeleteLabelValues(t.Name)
+		}
+	}()
+}
+
+// newHTTPClient builds a target's HTTP client with prometheus/common's
+// config, as Prometheus does for its scrapes: TLS files (re-read when they
+// change), proxies from HTTP_PROXY/HTTPS_PROXY/NO_PROXY, keep-alive, and
+// HTTP/2 where the server offers it. Each target has its own, so that its
+// connections are its own.
+func newHTTPClient(s Settings, logger log.Logger) (*http.Client, error) {
+	cfg := commonconfig.HTTPClientConfig{
+		TLSConfig:       s.TLS,
+		ProxyConfig:     commonconfig.ProxyConfig{ProxyFromEnvironment: true},
+		FollowRedirects: true,
+		EnableHTTP2:     true,
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, &FieldError{Field: FieldTLS, Err: err}
+	}
+	hc, err := commonconfig.NewClientFromConfig(cfg, userAgentName)
+	if err != nil {
+		return nil, &FieldError{Field: FieldTLS, Err: err}
+	}
+	if s.TLS.InsecureSkipVerify {
+		level.Warn(logger).Log("msg", "TLS insecure_skip_verify: the API's certificate is NOT verified; anyone between here and the API can read the API key")
+	}
+	hc.Timeout = s.Timeout
+	return hc, nil
+}
+
+// FileKey reads the key from path on every request, with prometheus/
+// common's file secret (surrounding whitespace trimmed), so that a rotated
+// key (a Kubernetes Secret's symlink swap, a rename over it, a rewrite) is
+// used by the next request without a restart. An empty file is an error:
+// a request with an empty bearer would only earn a 401 that hints at the
+// wrong thing.
+func FileKey(path string) func() (string, error) {
+	secret := commonconfig.NewFileSecret(path)
+	return func() (string, error) {
+		key, err := secret.Fetch(context.Background())
+		if err == nil && key == "" {
+			err = fmt.Errorf("API key file %s: %w", path, ErrEmptyKey)
+		}
+		return key, err
+	}
+}
+
+// announceRotation logs, once per change, that the key the requests carry
+// has changed (never the key): a rotation that went wrong, an old key put
+// back or a file caught half-written, then shows in the log beside the 401s
+// it causes. It remembers a fingerprint of the last key, not the key.
+func announceRotation(key func() (string, error), from string, logger log.Logger) func() (string, error) {
+	var (
+		mu   sync.Mutex
+		last uint64
+		seed = maphash.MakeSeed()
+	)
+	return func() (string, error) {
+		k, err := key()
+		if err != nil {
+			return k, err
+		}
+		h := maphash.String(seed, k)
+		mu.Lock()
+		changed := last != 0 && h != last
+		last = h
+		mu.Unlock()
+		if changed {
+			level.Info(logger).Log("msg", "the API key changed; the requests from now on carry the new one", "key_from", from)
+		}
+		return k, nil
+	}
+}
