@@ -145,10 +145,10 @@ targets:
 // file that is not YAML: each refused, saying what the file holds.
 func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 	for name, yaml := range map[string]string{
-		"a misspelt field": "targets:\n  - name: a\n    api_urll: https://a.example.com\n    api_key_file: k\n",
-		"no targets":       "targets: []\n",
-		"empty":            "",
-		"not YAML":         "targets: [\n",
+		"a misspelt field":  "targets:\n  - name: a\n    api_urll: https://a.example.com\n    api_key_file: k\n",
+		"no targets":        "targets: []\n",
+		"empty":             "",
+		"not YAML":          "targets: [\n",
 		"a key in the file": "targets:\n  - name: a\n    api_url: https://a.example.com\n    api_key: secret\n",
 	} {
 		t.Run(name, func(t *testing.T) {
