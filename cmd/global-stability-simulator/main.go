@@ -4,6 +4,10 @@
 //
 //	go run ./cmd/global-stability-simulator --listen-address=127.0.0.1:10111 --key=demo
 //	curl -H 'Authorization: Bearer demo' http://127.0.0.1:10111/v1/global-stability
+//
+// With --key repeated, it serves one account per key, each with a world of
+// its own (seeds --seed, --seed+1, ...), as one service serves several
+// customers: try the exporter's targets' file against it.
 package main
 
 import (
@@ -25,7 +29,7 @@ func main() {
 	app := kingpin.New("global-stability-simulator", "A simulated Global Stability Intelligence Service, for trying clients out. Its data is made up.")
 	listen := app.Flag("listen-address", "Address to serve on.").Default("127.0.0.1:10111").String()
 	// The simulator's key is a shared test value, not a secret: a flag is fine here.
-	key := app.Flag("key", "Bearer key the simulator accepts.").Envar("GLOBAL_STABILITY_SIMULATOR_KEY").Default("demo").String()
+	keys := app.Flag("key", "Bearer key the simulator accepts; repeat it for several accounts, each with a world of its own.").Envar("GLOBAL_STABILITY_SIMULATOR_KEY").Default("demo").Strings()
 	seed := app.Flag("seed", "Seed of the simulated world.").Default("1").Uint64()
 	events := app.Flag("events", "Conflict events per hour window.").Default(fmt.Sprint(simulator.DefaultEvents)).Int()
 	briefings := app.Flag("briefings", "Daily briefings served.").Default(fmt.Sprint(simulator.DefaultBriefings)).Int()
@@ -38,12 +42,15 @@ func main() {
 	rateLimit := app.Flag("rate-limit", "Requests allowed per clock hour, announced in RateLimit and X-RateLimit-* headers and enforced with 429; 0: no quota.").Default("0").Int()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
-	sim := simulator.New(simulator.Config{
-		Key: *key, Seed: *seed, Events: *events, Briefings: *briefings,
-		PageSize: *pageSize, CursorParam: *cursorParam, PageSizeParam: *pageSizeParam,
-		Latency: *latency, Validators: *validators, CacheControl: *cacheControl, RateLimit: *rateLimit,
-	})
-	os.Exit(serve(*listen, sim))
+	var sims []*simulator.Simulator
+	for i, key := range *keys {
+		sims = append(sims, simulator.New(simulator.Config{
+			Key: key, Seed: *seed + uint64(i), Events: *events, Briefings: *briefings,
+			PageSize: *pageSize, CursorParam: *cursorParam, PageSizeParam: *pageSizeParam,
+			Latency: *latency, Validators: *validators, CacheControl: *cacheControl, RateLimit: *rateLimit,
+		}))
+	}
+	os.Exit(serve(*listen, simulator.Accounts(sims...)))
 }
 
 // serve binds first, so the line that says where it serves is printed only
