@@ -183,3 +183,24 @@ func TestCitedTestsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEScrapeConfigIsTheExample: the README's multi-target scrape
+// configuration is examples/prometheus-targets.yml's, which the end-to-end
+// test runs on a real Prometheus.
+func TestREADMEScrapeConfigIsTheExample(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("examples/prometheus-targets.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)```yaml\n(scrape_configs:\n  - job_name: global_stability .*?)```").FindSubmatch(readme)
+	if block == nil {
+		t.Fatal("the README has no multi-target scrape_configs block")
+	}
+	if !strings.Contains(string(example), string(block[1])) {
+		t.Errorf("the README's scrape configuration is not examples/prometheus-targets.yml's:\n%s", block[1])
+	}
+}

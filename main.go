@@ -104,6 +104,7 @@ func run(args []string) int {
 		return 1
 	}
 	if sc.set != nil && *f.configFile != "" {
+		longLived.MustRegister(sc.set.Collectors()...)
 		reloadOnHangUp(ctx, sc.set)
 	}
 

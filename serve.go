@@ -145,6 +145,12 @@ func (f *flags) routes(sc scraped, own *prometheus.Registry) (*http.ServeMux, er
 	if sc.set != nil {
 		mux.Handle("/probe", sc.set.Probe())
 		mux.Handle("/-/reload", sc.set.ReloadHandler())
+	} else {
+		noTargets := func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "no targets: this exporter serves one API account, on "+*f.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
+		}
+		mux.HandleFunc("/probe", noTargets)
+		mux.HandleFunc("/-/reload", noTargets)
 	}
 	if *f.metricsPath == "/" {
 		return mux, nil

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v2"
+
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+// TestSeveralTargetsThroughProbe: one exporter with a targets' file, a real
+// Prometheus scraping it with the scrape configuration of
+// examples/prometheus-targets.yml (the README's relabeling, unchanged but
+// for addresses and intervals): each target arrives as its own instance,
+// with its own data; a target added to the file and announced by SIGHUP is
+// scraped; a broken file keeps the running targets and says so.
+func TestSeveralTargetsThroughProbe(t *testing.T) {
+	prometheus := need(t, "prometheus")
+	dir := t.TempDir()
+
+	// Three accounts of one service, each with its own key and world.
+	keys := map[string]string{"prod": "key-prod-0123456789", "staging": "key-staging-0123456789", "added": "key-added-0123456789"}
+	var sims []*simulator.Simulator
+	for i, name := range []string{"prod", "staging", "added"} {
+		sims = append(sims, simulator.New(simulator.Config{Key: keys[name], Seed: uint64(i + 1)}))
+		if err := os.WriteFile(filepath.Join(dir, name+".key"), []byte(keys[name]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api := httptest.NewServer(simulator.Accounts(sims...))
+	defer api.Close()
+	targetsFile := filepath.Join(dir, "targets.yml")
+	writeTargets := func(names ...string) {
+		var b strings.Builder
+		b.WriteString("targets:\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "  - name: %s\n    api_url: %s\n    api_key_file: %s.key\n", n, api.URL, n)
+		}
+		if err := os.WriteFile(targetsFile, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTargets("prod", "staging")
+
+	exporterAddr := freeAddr(t)
+	var exporterLog bytes.Buffer
+	exporter := exec.Command(buildExporter(t, dir), "--config.file="+targetsFile, "--web.listen-address="+exporterAddr)
+	exporter.Stdout, exporter.Stderr = &exporterLog, &exporterLog
+	if err := exporter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = exporter.Process.Kill()
+		_ = exporter.Wait()
+		if t.Failed() {
+			t.Logf("exporter output:\n%s", exporterLog.String())
+		}
+	})
+
+	config := prometheusTargetsConfig(t, exporterAddr, "prod", "staging", "added")
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	start(t, prometheus, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	base := "http://" + promAddr
+
+	// Each target as its own instance, with its own data, through /probe.
+	eventually(t, base, `global_stability_up{job="global_stability", instance="prod", target="prod"} == 1`, 1)
+	eventually(t, base, `global_stability_up{job="global_stability", instance="staging", target="staging"} == 1`, 1)
+	eventually(t, base, `count by (instance) (global_stability_pillar_score{job="global_stability"}) == 4`, 2)
+	// Not in the file yet: /probe answers 400, so Prometheus' up is 0.
+	eventually(t, base, `up{job="global_stability", instance="added"} == 0`, 1)
+	// The exporter's own series carry the target: its API requests, per target.
+	eventually(t, base, `sum by (target) (global_stability_api_requests_total{job="global_stability_exporter"}) > 0`, 2)
+	eventually(t, base, `global_stability_exporter_config_last_reload_successful{job="global_stability_exporter"} == 1`, 1)
+
+	// A third target, announced by SIGHUP.
+	writeTargets("prod", "staging", "added")
+	if err := exporter.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, base, `global_stability_up{job="global_stability", instance="added"} == 1`, 1)
+
+	// A broken file: the running targets stay and are still scraped.
+	if err := os.WriteFile(targetsFile, []byte("targets:\n  - name: prod\n    api_urll: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := exporter.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, base, `global_stability_exporter_config_last_reload_successful{job="global_stability_exporter"} == 0`, 1)
+	eventually(t, base, `time() - timestamp(global_stability_up{job="global_stability"} == 1) < 3`, 3)
+	if !strings.Contains(exporterLog.String(), "reloading the targets' file failed") {
+		t.Errorf("the failed reload is not in the log")
+	}
+}
+
+// prometheusTargetsConfig is examples/prometheus-targets.yml with the
+// exporter's address, these targets, one-second intervals and no rules:
+// its relabeling is what is under test, so it is taken as it is.
+func prometheusTargetsConfig(t *testing.T, exporterAddr string, targets ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(repoPath(t, "examples/prometheus-targets.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["global"] = map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"}
+	delete(cfg, "rule_files")
+	for _, j := range cfg["scrape_configs"].([]any) {
+		job := j.(map[any]any)
+		delete(job, "scrape_interval")
+		delete(job, "scrape_timeout")
+		switch job["job_name"] {
+		case "global_stability":
+			job["static_configs"] = []any{map[string]any{"targets": targets}}
+			relabels := job["relabel_configs"].([]any)
+			last := relabels[len(relabels)-1].(map[any]any)
+			if last["target_label"] != "__address__" {
+				t.Fatalf("the example's last relabeling is not the exporter's address: %v", last)
+			}
+			last["replacement"] = exporterAddr
+		case "global_stability_exporter":
+			job["static_configs"] = []any{map[string]any{"targets": []string{exporterAddr}}}
+		default:
+			t.Fatalf("examples/prometheus-targets.yml has a job %v the test does not know", job["job_name"])
+		}
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// eventually waits until expr returns want series, for up to a minute.
+func eventually(t *testing.T, base, expr string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		n, err := query(t, base, expr)
+		if err == nil && n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d series (err %v) after a minute, want %d", expr, n, err, want)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

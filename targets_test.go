@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/global-stability/global_stability_exporter/simulator"
+)
+
+// twoAccounts serves two simulated accounts and writes a targets' file
+// naming them a and b, with their key files beside it.
+func twoAccounts(t *testing.T) (file string) {
+	t.Helper()
+	dir := t.TempDir()
+	a := simulator.New(simulator.Config{Key: "key-a-0123456789", Seed: 1})
+	b := simulator.New(simulator.Config{Key: "key-b-0123456789", Seed: 2})
+	srv := httptest.NewServer(simulator.Accounts(a, b))
+	t.Cleanup(srv.Close)
+	for name, key := range map[string]string{"a": "key-a-0123456789", "b": "key-b-0123456789"} {
+		if err := os.WriteFile(filepath.Join(dir, name+".key"), []byte(key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file = filepath.Join(dir, "targets.yml")
+	yaml := fmt.Sprintf("targets:\n  - {name: a, api_url: %q, api_key_file: a.key}\n  - {name: b, api_url: %q, api_key_file: b.key}\n", srv.URL, srv.URL)
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// status GETs or POSTs path and returns the status and body.
+func (e *exporter) status(t *testing.T, method, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+e.addr+path, nil)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "5")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestATargetsFileServesProbes: with --config.file each target is a probe,
+// and /metrics holds the exporter's own series, its API requests per
+// target among them; POST /-/reload reloads; the landing page lists the
+// targets.
+func TestATargetsFileServesProbes(t *testing.T) {
+	e := startExporter(t, nil, "--config.file="+twoAccounts(t))
+	for _, name := range []string{"a", "b"} {
+		code, body := e.status(t, http.MethodGet, "/probe?target="+name)
+		if v, ok := parseMetrics(t, body).Get("global_stability_up"); code != 200 || !ok || v != 1 {
+			t.Errorf("/probe?target=%s: %d, up %v", name, code, v)
+		}
+	}
+	own := e.scrape(t)
+	if _, ok := own.Get("global_stability_up"); ok {
+		t.Error("/metrics carries a target's series beside the exporter's own")
+	}
+	for _, name := range []string{"a", "b"} {
+		if v, ok := own.Get("global_stability_api_requests_total", "target", name, "endpoint", "summaries", "code", "200"); !ok || v != 1 {
+			t.Errorf("api_requests_total{target=%q, summaries, 200} = %v, want 1", name, v)
+		}
+	}
+	if v, ok := own.Get("global_stability_exporter_config_last_reload_successful"); !ok || v != 1 {
+		t.Errorf("config_last_reload_successful %v", v)
+	}
+	if code, body := e.status(t, http.MethodPost, "/-/reload"); code != 200 {
+		t.Errorf("POST /-/reload: %d %s", code, body)
+	}
+	if code, _ := e.status(t, http.MethodGet, "/-/reload"); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /-/reload: %d, want 405", code)
+	}
+	if code, body := e.status(t, http.MethodGet, "/probe?target=https://evil.example.com"); code != http.StatusBadRequest || !strings.Contains(body, "never a URL") {
+		t.Errorf("a URL as the target: %d %s", code, body)
+	}
+	if page := e.get(t, "/"); !strings.Contains(page, `href="probe?target=a"`) || !strings.Contains(page, `href="probe?target=b"`) {
+		t.Errorf("the landing page does not link each target's probe:\n%s", page)
+	}
+}
+
+// TestOneAccountHasNoProbe: from flags, /probe and /-/reload say that they
+// need a targets' file.
+func TestOneAccountHasNoProbe(t *testing.T) {
+	e := startExporter(t, nil, "--demo")
+	if code, body := e.status(t, http.MethodGet, "/probe?target=demo-b"); code != 200 {
+		t.Errorf("--demo: /probe?target=demo-b: %d %s", code, body)
+	}
+	if v, ok := e.scrape(t).Get("global_stability_up"); !ok || v != 1 {
+		t.Errorf("--demo: /metrics serves no account (up %v)", v)
+	}
+	sim := simulator.New(simulator.Config{Key: secretKey})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	one := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, "--api.url="+srv.URL)
+	for _, path := range []string{"/probe?target=a", "/-/reload"} {
+		if code, body := one.status(t, http.MethodPost, path); code != http.StatusBadRequest || !strings.Contains(body, "--config.file") {
+			t.Errorf("%s without a targets' file: %d %s", path, code, body)
+		}
+	}
+}
+
+// TestATargetsFileExcludesTheFlagsAccount: --config.file with --api.url, a
+// key or --demo is refused at start-up, as is a file that does not load,
+// each problem named (target and field for the file's).
+func TestATargetsFileExcludesTheFlagsAccount(t *testing.T) {
+	file := twoAccounts(t)
+	bad := filepath.Join(t.TempDir(), "bad.yml")
+	if err := os.WriteFile(bad, []byte("targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: /nonexistent/a.key, max_pages: 0}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		args, env []string
+		want      []string
+	}{
+		"with --api.url":    {[]string{"--config.file=" + file, "--api.url=https://api.example.com"}, nil, []string{"--api.url (GLOBAL_STABILITY_API_URL) are both set", "unset --api.url"}},
+		"with a key":        {[]string{"--config.file=" + file}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"GLOBAL_STABILITY_API_KEY are both set"}},
+		"with --demo":       {[]string{"--config.file=" + file, "--demo"}, nil, []string{"--demo", "--config.file"}},
+		"a file that fails": {[]string{"--config.file=" + bad}, nil, []string{"targets[0] (a): api_key_file: unable to read file /nonexistent/a.key", "targets[0] (a): max_pages 0: want at least 1", "(GLOBAL_STABILITY_CONFIG_FILE)"}},
+		"a file not there":  {[]string{"--config.file=/nonexistent/targets.yml"}, nil, []string{"--config.file=/nonexistent/targets.yml", "no such file"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := execExporter(append(tc.args, "--web.listen-address=127.0.0.1:0"), tc.env...)
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Fatalf("exit %d, want 1:\n%s", code, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("the log lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
