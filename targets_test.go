@@ -141,3 +141,40 @@ func TestATargetsFileExcludesTheFlagsAccount(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryTargetsKeyIsRedactedFromTheLog: an API that echoes its key in
+// its 401 body (and one that refuses a rotated key) never gets a piece of
+// any target's key into the log.
+func TestEveryTargetsKeyIsRedactedFromTheLog(t *testing.T) {
+	dir := t.TempDir()
+	keys := map[string]string{"a": "gsk_live_target_a_9d8c7b6a5f4e", "b": "gsk_live_target_b_1a2b3c4d5e6f"}
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"invalid key `+r.Header.Get("Authorization")+`"}`, http.StatusUnauthorized)
+	}))
+	defer echo.Close()
+	var yaml strings.Builder
+	yaml.WriteString("targets:\n")
+	for name, key := range keys {
+		if err := os.WriteFile(filepath.Join(dir, name+".key"), []byte(key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&yaml, "  - {name: %s, api_url: %q, api_key_file: %s.key}\n", name, echo.URL, name)
+	}
+	file := filepath.Join(dir, "targets.yml")
+	if err := os.WriteFile(file, []byte(yaml.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := startExporter(t, nil, "--config.file="+file, "--log.level=debug")
+	for name := range keys {
+		e.status(t, http.MethodGet, "/probe?target="+name)
+	}
+	logs := e.waitForLog(t, "HTTP 401")
+	for name, key := range keys {
+		if piece := keyPieceOf(logs, key); piece != "" {
+			t.Errorf("the log shows %q of target %s's key:\n%s", piece, name, logs)
+		}
+		if !strings.Contains(logs, "target="+name) {
+			t.Errorf("no log line names target %s:\n%s", name, logs)
+		}
+	}
+}
