@@ -66,7 +66,7 @@ var decoderOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontex
 // collection.
 func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
 	e := col.e
-	d := jsontext.NewDecoder(r, decoderOptions...)
+	d := jsontext.NewDecoder(newBoundedTokens(r), decoderOptions...)
 	col.fields = make([]fieldState, len(e.Fields))
 	tok, err := d.ReadToken()
 	switch {
