@@ -25,11 +25,11 @@ type boundedTokens struct {
 	r        io.Reader
 	maxToken int // maxTokenBytes, smaller in tests; at least 2, the digits that tell a leading zero (00)
 	maxSpace int // maxSpaceRun, smaller in tests
-	state lexState
-	n     int  // bytes of the current string, or of the number's current run of digits
-	keep  bool // the current string's bytes are still passed on
-	hex   int  // hex digits of a \u escape still due
-	space int  // the current run of whitespace
+	state    lexState
+	n        int  // bytes of the current string, or of the number's current run of digits
+	keep     bool // the current string's bytes are still passed on
+	hex      int  // hex digits of a \u escape still due
+	space    int  // the current run of whitespace
 }
 
 type lexState int
