@@ -144,3 +144,29 @@ func TestALongTokenIsNeverHeld(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadWorstShapes reads a 16 MiB page of each shape an upstream
+// may choose within the default limit: the bytes and allocations per page
+// show a regression that a friendly page would not.
+func BenchmarkReadWorstShapes(b *testing.B) {
+	const size = 16 << 20
+	for _, tc := range []struct{ name, body string }{
+		{"one skipped string", `{"events":[],"next_cursor":null,"x":"` + strings.Repeat("x", size) + `"}`},
+		{"one read string", `{"events":[{"category":"` + strings.Repeat("c", size) + `"}],"next_cursor":null}`},
+		{"tiny items", `{"events":[` + strings.Repeat("{},", size/3) + `{}],"next_cursor":null}`},
+		{"deep nesting", `{"events":[],"next_cursor":null,"x":[` + strings.Repeat(strings.Repeat("[", 9990)+strings.Repeat("]", 9990)+",", size/19981) + `[]]}`},
+		{"one long number", `{"events":[],"next_cursor":null,"x":1` + strings.Repeat("0", size) + `}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			body := []byte(tc.body)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				col := Conflict.Start(Config{})
+				if _, err := col.Read(bytes.NewReader(body), 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

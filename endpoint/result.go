@@ -54,11 +54,20 @@ func (v Invalid) Total() int {
 }
 
 func (v *Invalid) add(field, detail string) {
-	if v.Counts == nil {
-		v.Counts = map[string]int{}
+	if v.count(field) {
 		v.First = detail
 	}
+}
+
+// count counts one value left out under field, and reports whether it is
+// the first, which the caller then describes in First.
+func (v *Invalid) count(field string) (first bool) {
+	if v.Counts == nil {
+		v.Counts = map[string]int{}
+		first = true
+	}
 	v.Counts[field]++
+	return first
 }
 
 // Result finishes the collection: the fields' series and the folds'.
