@@ -86,7 +86,7 @@ func replaceRead(body []byte, limit int) []byte {
 	if loc == nil {
 		return withField(body, "padding", longString(limit-len(body)-margin))
 	}
-	name := body[loc[0]:bytes.IndexByte(body[loc[0]+1:], '"')+loc[0]+2]
+	name := body[loc[0] : bytes.IndexByte(body[loc[0]+1:], '"')+loc[0]+2]
 	var b bytes.Buffer
 	b.Write(body[:loc[0]])
 	b.Write(name)

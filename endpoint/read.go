@@ -264,8 +264,8 @@ func (col *Collection) readList(d *jsontext.Decoder, page int) error {
 // itemFault says what makes an item unusable, without building the text
 // unless it is asked for (the first of a page's bad items is).
 type itemFault struct {
-	field string       // the item's field at fault; "" when the item is not an object
-	why   string       // the field's rule's verdict, or "missing"
+	field string        // the item's field at fault; "" when the item is not an object
+	why   string        // the field's rule's verdict, or "missing"
 	kind  jsontext.Kind // the JSON kind of an item that is not an object
 }
 
