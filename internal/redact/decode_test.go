@@ -120,6 +120,9 @@ func TestTheKeyThroughEveryEscape(t *testing.T) {
 			return "<!DOCTYPE html><html><body><h1>401 Unauthorized</h1><p>Bearer " + k + " was refused.</p></body></html>"
 		},
 		func(k string) string { return "https://api.example.com/v1/summaries?api_key=" + k + "&v=1" },
+		// Letters joined to the front of a base64 run shift its alignment.
+		func(k string) string { return "x-trace:ab" + k },
+		func(k string) string { return "x-trace:abc" + k },
 	}
 	for _, key := range escapedKeys {
 		var k Keyring
