@@ -27,7 +27,7 @@ func liveHeap() uint64 {
 // what it measures.
 type bigPage struct{ size int }
 
-func (p bigPage) WriteTo(w io.Writer) {
+func (p bigPage) write(w io.Writer) {
 	fmt.Fprint(w, `{"events":[{"id":"e1","lat":1,"lon":1,"category":"riot","escalation":0.5,"occurred_at":"2026-11-22T00:00:00Z","actors":["`)
 	chunk := []byte(strings.Repeat("x", 64<<10))
 	for n := 0; n < p.size; n += len(chunk) {
@@ -47,7 +47,7 @@ func TestTheHeapReturnsAfterALargePage(t *testing.T) {
 	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/conflict" && big.Load() {
 			w.Header().Set("Content-Type", "application/json")
-			bigPage{size: 16<<20 - 1024}.WriteTo(w)
+			bigPage{size: 16<<20 - 1024}.write(w)
 			return
 		}
 		sim.ServeHTTP(w, r)

@@ -152,7 +152,7 @@ func unescapeJS(v view) (view, bool) {
 					n = 12
 				}
 			}
-			b.emit(utf8.AppendRune(nil, rune(r)), i, i+n)
+			b.emit(utf8.AppendRune(nil, rune(r)), i, i+n) //nolint:gosec // G115: four hex digits, or a surrogate pair: at most 0x10FFFF
 			i += n
 		case 'x':
 			h, ok := hexAt(v.b, i+2, 2)
@@ -161,7 +161,7 @@ func unescapeJS(v view) (view, bool) {
 				i++
 				continue
 			}
-			b.emit([]byte{byte(h)}, i, i+4)
+			b.emit([]byte{byte(h)}, i, i+4) //nolint:gosec // G115: two hex digits: at most 0xFF
 			i += 4
 		default:
 			decoded := c // \/ \" \\ \' and any other stand for themselves
@@ -246,7 +246,7 @@ func unescapePercent(v view) (view, bool) {
 	for i := 0; i < len(v.b); {
 		if v.b[i] == '%' {
 			if h, ok := hexAt(v.b, i+1, 2); ok {
-				b.emit([]byte{byte(h)}, i, i+3)
+				b.emit([]byte{byte(h)}, i, i+3) //nolint:gosec // G115: two hex digits: at most 0xFF
 				i += 3
 				continue
 			}
