@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -124,7 +125,9 @@ func TestReleaseArchives(t *testing.T) {
 	if a.NameTemplate != `{{ .ProjectName }}-{{ .Version }}.{{ .Os }}-{{ .Arch }}{{ with .Arm }}v{{ . }}{{ end }}` {
 		t.Errorf("archive name_template %q is not the official exporters' <name>-<version>.<os>-<arch>", a.NameTemplate)
 	}
-	for _, f := range []string{"LICENSE", "NOTICE", "README.md"} {
+	// The README's own files, and what it points a user at (make
+	// release-check looks for one file of each in the built archive).
+	for _, f := range []string{"LICENSE", "NOTICE", "README.md", "alerts/*", "dashboards/*.json", "docs/runbooks.md", "examples/*.yml", "examples/**/*"} {
 		i := slices.IndexFunc(a.Files, func(af archiveFile) bool { return af.Src == f })
 		if i < 0 {
 			t.Errorf("the archives do not include %s", f)
@@ -133,8 +136,8 @@ func TestReleaseArchives(t *testing.T) {
 		if a.Files[i].Info.MTime != "{{ .CommitDate }}" {
 			t.Errorf("%s's time in the archives is %q, not the commit's: the archives would differ between builds", f, a.Files[i].Info.MTime)
 		}
-		if _, err := os.Stat(f); err != nil {
-			t.Error(err)
+		if matches, err := filepath.Glob(strings.ReplaceAll(f, "**/", "*/")); err != nil || len(matches) == 0 {
+			t.Errorf("%s matches no file (%v)", f, err)
 		}
 	}
 	if c.Checksum.NameTemplate != "sha256sums.txt" || c.Checksum.Algorithm != "sha256" {

@@ -16,6 +16,16 @@ import (
 // buildAt builds the exporter as it was at commit, from this repository's
 // history (a temporary git worktree), so that a change is measured against
 // what it replaced in one run, on one machine.
+// releaseAt is buildAt with the release's build flags.
+func releaseAt(commit, dir string) (string, error) {
+	tree := filepath.Join(dir, "base-release-tree")
+	if out, err := exec.Command("git", "worktree", "add", "--detach", tree, commit).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("git worktree add %s: %w\n%s", commit, err, out)
+	}
+	defer func() { _ = exec.Command("git", "worktree", "remove", "--force", tree).Run() }()
+	return buildRelease(tree, dir, "exporter-base-release")
+}
+
 func buildAt(commit, dir string) (string, error) {
 	tree := filepath.Join(dir, "base-tree")
 	if out, err := exec.Command("git", "worktree", "add", "--detach", tree, commit).CombinedOutput(); err != nil {

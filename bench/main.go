@@ -42,7 +42,7 @@ const benchKey = "bench-key"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
-	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load); 0 runs all")
+	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load, 9 for the memory of every shape of body); 0 runs all")
 	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (group 7)")
 	flag.Parse()
 	if err := run(*out, *only, *base); err != nil {
@@ -213,6 +213,26 @@ func run(out string, only int, base string) error {
 		rows = append(rows, load...)
 	}
 
+	// 9. Peak RSS over idle for every shape of body an upstream can choose
+	// within the default limits, on the release build without GOMEMLIMIT.
+	if want(9) {
+		release, err := buildRelease(".", dir, "exporter-release")
+		if err != nil {
+			return err
+		}
+		var baseRelease string
+		if base != "" {
+			if baseRelease, err = releaseAt(base, dir); err != nil {
+				return err
+			}
+		}
+		shaped, err := shapeRows(release, baseRelease, base)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, shaped...)
+	}
+
 	table := render(rows)
 	fmt.Print(table)
 	if out != "" && only == 0 {
@@ -280,8 +300,12 @@ func nearLimitRow(exporterBin string) (row, error) {
 	var walls []time.Duration
 	for i := 0; i < 3 && err == nil; i++ {
 		start := time.Now()
-		_, err = e.scrape()
+		var body string
+		body, err = e.scrape()
 		walls = append(walls, time.Since(start))
+		if err == nil {
+			err = checkFailures(body, nil) // every endpoint of the descriptions answered
+		}
 	}
 	peak, err2 := peakRSS(cmd.Process.Pid)
 	if err = errors.Join(err, err2); err != nil {
@@ -481,12 +505,23 @@ func (e *env) stop() {
 }
 
 // scrape fetches /metrics as Prometheus would.
+// scrape scrapes and wants every endpoint to have answered.
 func (e *env) scrape() (string, error) {
+	b, err := e.scrapeWithTimeout(30)
+	if err == nil && !strings.Contains(b, "\nglobal_stability_up 1\n") {
+		err = errors.New("a scrape did not succeed whole")
+	}
+	return b, err
+}
+
+// scrapeWithTimeout scrapes with Prometheus' timeout header of seconds and
+// returns the exposition, whatever the API did.
+func (e *env) scrapeWithTimeout(seconds int) (string, error) {
 	req, err := http.NewRequest(http.MethodGet, "http://"+e.addr+"/metrics", nil)
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "30")
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.Itoa(seconds))
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 	// Ask for gzip explicitly and read the whole body before unzipping, as
 	// Prometheus does: Go's transparent gzip stops reading at the end of the
@@ -510,10 +545,7 @@ func (e *env) scrape() (string, error) {
 			return "", err
 		}
 	}
-	if !strings.Contains(string(b), "\nglobal_stability_up 1\n") {
-		err = errors.New("a scrape did not succeed whole")
-	}
-	return string(b), err
+	return string(b), nil
 }
 
 func (e *env) requestsTotal() (float64, error) {

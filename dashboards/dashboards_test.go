@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -149,5 +150,24 @@ func TestInterpolate(t *testing.T) {
 		map[string]string{"job": "j", "instance": "i:1", "pillar": "cyber"})
 	if want := `rate(x{job="j",instance=~"i:1",endpoint="global-stability/pillar/cyber"}[1m])`; got != want {
 		t.Errorf("Interpolate = %s, want %s", got, want)
+	}
+}
+
+// TestPanelsNameTheRecordingRulesTheyNeed: a panel that reads a recording
+// rule (global_stability:…) says so in its description, by name: without
+// the rules' recording group it is empty, and a user must be told why.
+func TestPanelsNameTheRecordingRulesTheyNeed(t *testing.T) {
+	ds := load(t)
+	rule := regexp.MustCompile(`global_stability:[a-z0-9_:]+`)
+	for _, d := range ds {
+		for _, p := range d.AllPanels() {
+			for _, tg := range p.Targets {
+				for _, r := range rule.FindAllString(tg.Expr, -1) {
+					if !strings.Contains(p.Description, r) {
+						t.Errorf("%s / %q reads %s, but its description does not name it", d.File, p.Title, r)
+					}
+				}
+			}
+		}
 	}
 }

@@ -66,7 +66,7 @@ var decoderOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontex
 // collection.
 func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
 	e := col.e
-	d := jsontext.NewDecoder(r, decoderOptions...)
+	d := jsontext.NewDecoder(newBoundedTokens(r), decoderOptions...)
 	col.fields = make([]fieldState, len(e.Fields))
 	tok, err := d.ReadToken()
 	switch {
@@ -231,16 +231,19 @@ func (col *Collection) readList(d *jsontext.Decoder, page int) error {
 	item := make([]fieldState, len(l.Item))
 	values := make([]Value, len(l.Item))
 	for i := 0; d.PeekKind() != ']'; i++ {
-		why, err := col.readItem(d, item)
+		fault, err := col.readItem(d, item)
 		if err != nil {
 			return err
 		}
-		if why != "" {
-			detail := l.Name + "[" + strconv.Itoa(i) + "]" + why
-			if page > 0 {
-				detail += " (page " + strconv.Itoa(page) + ")"
+		if fault.bad() {
+			// Only the first is described: a page of a million bad items
+			// costs a count each, not a message each.
+			if col.result.Invalid.count(l.Name) {
+				col.result.Invalid.First = l.Name + "[" + strconv.Itoa(i) + "]" + fault.String()
+				if page > 0 {
+					col.result.Invalid.First += " (page " + strconv.Itoa(page) + ")"
+				}
 			}
-			col.result.Invalid.add(l.Name, detail)
 			continue
 		}
 		if col.repeated(item) {
@@ -258,20 +261,36 @@ func (col *Collection) readList(d *jsontext.Decoder, page int) error {
 	return notJSON(err)
 }
 
-// readItem judges one item into item; why, when set, says what makes it
-// unusable, starting with the path inside the item (".lat: null").
-func (col *Collection) readItem(d *jsontext.Decoder, item []fieldState) (why string, err error) {
+// itemFault says what makes an item unusable, without building the text
+// unless it is asked for (the first of a page's bad items is).
+type itemFault struct {
+	field string        // the item's field at fault; "" when the item is not an object
+	why   string        // the field's rule's verdict, or "missing"
+	kind  jsontext.Kind // the JSON kind of an item that is not an object
+}
+
+func (f itemFault) bad() bool { return f.why != "" || f.kind != 0 }
+
+// String starts with the path inside the item (".lat: null").
+func (f itemFault) String() string {
+	if f.field == "" {
+		return ": " + wrongKind(f.kind, "an object")
+	}
+	return "." + f.field + ": " + f.why
+}
+
+// readItem judges one item into item, and says what makes it unusable.
+func (col *Collection) readItem(d *jsontext.Decoder, item []fieldState) (itemFault, error) {
 	l := col.e.List
 	clear(item)
-	if d.PeekKind() != '{' {
-		raw, err := d.ReadValue()
-		if err != nil {
-			return "", notJSON(err)
+	if k := d.PeekKind(); k != '{' {
+		if err := skip(d); err != nil {
+			return itemFault{}, err
 		}
-		return ": " + wrongType(raw, "an object"), nil
+		return itemFault{kind: k}, nil
 	}
 	if _, err := d.ReadToken(); err != nil {
-		return "", notJSON(err)
+		return itemFault{}, notJSON(err)
 	}
 	for d.PeekKind() != '}' {
 		// The name's raw JSON, compared as it is: this loop runs for every
@@ -279,35 +298,35 @@ func (col *Collection) readItem(d *jsontext.Decoder, item []fieldState) (why str
 		// third of a page's allocations.
 		name, err := d.ReadValue()
 		if err != nil {
-			return "", notJSON(err)
+			return itemFault{}, notJSON(err)
 		}
 		i := col.itemField(name)
 		if i < 0 {
 			if err := skip(d); err != nil {
-				return "", err
+				return itemFault{}, err
 			}
 			continue
 		}
 		raw, err := d.ReadValue()
 		if err != nil {
-			return "", notJSON(err)
+			return itemFault{}, notJSON(err)
 		}
 		v, bad := l.Item[i].Rule(raw, &col.c)
 		item[i] = fieldState{seen: true, v: v, bad: bad}
 	}
 	if _, err := d.ReadToken(); err != nil {
-		return "", notJSON(err)
+		return itemFault{}, notJSON(err)
 	}
 	for i, f := range l.Item {
 		switch {
 		case f.Optional:
 		case !item[i].seen:
-			return "." + f.Name + ": missing", nil
+			return itemFault{field: f.Name, why: "missing"}, nil
 		case item[i].bad != "":
-			return "." + f.Name + ": " + item[i].bad, nil
+			return itemFault{field: f.Name, why: item[i].bad}, nil
 		}
 	}
-	return "", nil
+	return itemFault{}, nil
 }
 
 // itemField is the index in List.Item of the field a raw JSON name

@@ -54,11 +54,20 @@ func (v Invalid) Total() int {
 }
 
 func (v *Invalid) add(field, detail string) {
-	if v.Counts == nil {
-		v.Counts = map[string]int{}
+	if v.count(field) {
 		v.First = detail
 	}
+}
+
+// count counts one value left out under field, and reports whether it is
+// the first, which the caller then describes in First.
+func (v *Invalid) count(field string) (first bool) {
+	if v.Counts == nil {
+		v.Counts = map[string]int{}
+		first = true
+	}
 	v.Counts[field]++
+	return first
 }
 
 // Result finishes the collection: the fields' series and the folds'.
@@ -79,5 +88,55 @@ func (col *Collection) Result() Result {
 	for _, f := range col.folds {
 		f.emit(&r, col.e)
 	}
+	col.withoutKeys(&r)
 	return r
+}
+
+// withoutKeys leaves out every series whose label value, a name from the
+// API's data, holds a piece of a key once its escapes are undone (HTML
+// entities, percent-encoding, base64, nested): a label value is written to
+// /metrics as it is, and a dashboard would decode it. Each is counted as
+// an invalid value of its field. Only the series exported are checked, so
+// the cost is bounded by the label caps, not by what the API sends.
+func (col *Collection) withoutKeys(r *Result) {
+	if col.c.Keys == nil {
+		return
+	}
+	kept := r.Samples[:0]
+	for _, s := range r.Samples {
+		if field, bad := col.namedLabelHoldsKey(s); bad {
+			r.Invalid.add(field, field+": a name holds a piece of the API key once its escapes are undone")
+			continue
+		}
+		kept = append(kept, s)
+	}
+	r.Samples = kept
+}
+
+// namedLabelHoldsKey reports whether a label value of s that came from the
+// API's data holds a piece of a key, and the field it is counted under.
+func (col *Collection) namedLabelHoldsKey(s Sample) (field string, holds bool) {
+	for i, name := range s.Metric.Labels {
+		if _, fixed := col.e.Labels[name]; fixed || name == "endpoint" {
+			continue // from the description, not the API
+		}
+		if col.c.Keys.Holds(s.Labels[i]) {
+			return col.countedAs(s.Metric), true
+		}
+	}
+	return "", false
+}
+
+// countedAs is the field of global_stability_invalid_values that a bad
+// label value of m counts under: the document field it fills, or the list.
+func (col *Collection) countedAs(m *Metric) string {
+	for _, f := range col.e.Fields {
+		if f.Metric == m {
+			return f.counted()
+		}
+	}
+	if col.e.List != nil {
+		return col.e.List.Name
+	}
+	return m.Name
 }

@@ -91,7 +91,7 @@ func Name(raw jsontext.Value, c *Config) (Value, string) {
 	switch {
 	case s == "":
 		return Value{}, "empty"
-	case c.Keys.Holds(s):
+	case c.Keys.HoldsWritten(s): // escaped pieces: Collection.Result, for the names exported
 		return Value{}, "holds a piece of the API key"
 	}
 	if c.interned != nil && len(c.interned) < maxInterned {
@@ -167,11 +167,14 @@ func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 }
 
 // wrongType says what a value of the wrong JSON type was.
-func wrongType(raw jsontext.Value, want string) string {
-	if raw.Kind() == 'n' {
+func wrongType(raw jsontext.Value, want string) string { return wrongKind(raw.Kind(), want) }
+
+// wrongKind says what a value of JSON kind k was, where want was due.
+func wrongKind(k jsontext.Kind, want string) string {
+	if k == 'n' {
 		return "null"
 	}
-	return fmt.Sprintf("got JSON %s where %s is due", kindName(raw.Kind()), want)
+	return "got JSON " + kindName(k) + " where " + want + " is due"
 }
 
 // timestampLayouts are tried in order. RFC3339Nano parses both with and

@@ -206,32 +206,8 @@ func TestDeploymentRunsTheExporter(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := only(t, "Deployment", render().deployments).Spec.Template.Spec.Containers[0]
-			secretDir := t.TempDir()
 			addr := freeAddr(t)
-			var args []string
-			for _, a := range c.Args {
-				flag, value, hasValue := strings.Cut(a, "=")
-				if !hasValue {
-					args = append(args, a)
-					continue
-				}
-				switch flag {
-				case "--api.url":
-					value = "http://" + simAddr
-				case "--api.key-file":
-					// Where the Secret would be mounted, the file it would hold.
-					value = filepath.Join(secretDir, strings.TrimPrefix(value, "/etc/global-stability/"))
-					if err := os.WriteFile(value, []byte("chart-test-key\n"), 0o400); err != nil {
-						t.Fatal(err)
-					}
-				case "--web.listen-address":
-					value = addr
-				}
-				args = append(args, flag+"="+value)
-			}
-			if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--web.listen-address=") }) {
-				args = append(args, "--web.listen-address="+addr) // the container listens on the default port
-			}
+			args := containerArgs(t, c, simAddr, addr)
 			env := []string{"PATH=" + os.Getenv("PATH")}
 			for _, e := range c.Env {
 				env = append(env, e.Name+"="+e.Value)
@@ -243,6 +219,43 @@ func TestDeploymentRunsTheExporter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// containerArgs are the container's args with what the pod would have
+// instead of this test's: the simulator's address for --api.url, files in
+// a temporary directory where the Secrets would be mounted (the key, and a
+// web config serving TLS with a certificate made here), addr to listen on.
+func containerArgs(t *testing.T, c corev1.Container, simAddr, addr string) []string {
+	t.Helper()
+	secretDir, webDir := t.TempDir(), t.TempDir()
+	var args []string
+	for _, a := range c.Args {
+		flag, value, hasValue := strings.Cut(a, "=")
+		if !hasValue {
+			args = append(args, a)
+			continue
+		}
+		switch flag {
+		case "--api.url":
+			value = "http://" + simAddr
+		case "--api.key-file":
+			// Where the Secret would be mounted, the file it would hold.
+			value = filepath.Join(secretDir, strings.TrimPrefix(value, "/etc/global-stability/"))
+			if err := os.WriteFile(value, []byte("chart-test-key\n"), 0o400); err != nil {
+				t.Fatal(err)
+			}
+		case "--web.config.file":
+			value = filepath.Join(webDir, strings.TrimPrefix(value, "/etc/global-stability-web/"))
+			writeWebConfig(t, value)
+		case "--web.listen-address":
+			value = addr
+		}
+		args = append(args, flag+"="+value)
+	}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--web.listen-address=") }) {
+		args = append(args, "--web.listen-address="+addr) // the container listens on the default port
+	}
+	return args
 }
 
 // waitForSample scrapes url until it answers and returns the value of the

@@ -65,7 +65,21 @@ func tool(t *testing.T, name string) string {
 // decoded objects, or helm's error.
 func helmTemplate(t *testing.T, release, namespace string, values map[string]any, valueFiles ...string) (manifests, error) {
 	t.Helper()
+	return helmTemplateWith(t, operatorAPIs, release, namespace, values, valueFiles...)
+}
+
+// operatorAPIs are the prometheus-operator's kinds the chart renders where
+// a cluster serves them: what helm sees of a cluster with the operator.
+var operatorAPIs = []string{"monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PrometheusRule"}
+
+// helmTemplateWith is helmTemplate on a cluster that serves apis (nil: a
+// plain cluster, without the operator's kinds).
+func helmTemplateWith(t *testing.T, apis []string, release, namespace string, values map[string]any, valueFiles ...string) (manifests, error) {
+	t.Helper()
 	args := []string{"template", release, chartDir, "--namespace", namespace}
+	for _, api := range apis {
+		args = append(args, "--api-versions", api)
+	}
 	for k, v := range values {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -8,10 +8,12 @@
 package redact
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"html"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,38 +104,51 @@ func (k *Keyring) Redact(s string) string {
 	if len(s) < MinPiece || len(st.pieces) == 0 {
 		return s
 	}
-	// Mark every window that is a piece of a key; a run of overlapping or
-	// touching windows becomes one Mark.
-	var (
-		b        strings.Builder
-		copied   int // s[:copied] is written out
-		runStart = -1
-		runEnd   int
-	)
+	// Every window of MinPiece bytes that is a piece of a key, in the text
+	// as it is and in what it decodes to, marks the span of the text it
+	// came from; overlapping or touching spans become one Mark.
+	var spans []span
 	for i := 0; i+MinPiece <= len(s); i++ {
-		if _, ok := st.pieces[pack(s[i:i+MinPiece])]; !ok {
-			continue
-		}
-		switch {
-		case runStart < 0:
-			runStart, runEnd = i, i+MinPiece
-		case i <= runEnd:
-			runEnd = i + MinPiece
-		default:
-			b.WriteString(s[copied:runStart])
-			b.WriteString(Mark)
-			copied = runEnd
-			runStart, runEnd = i, i+MinPiece
+		if _, ok := st.pieces[pack(s[i:i+MinPiece])]; ok {
+			spans = append(spans, span{int32(i), int32(i + MinPiece)})
 		}
 	}
-	if runStart < 0 {
+	if mayBeEncoded(s) {
+		for _, v := range decodedViews(s)[1:] {
+			for i := 0; i+MinPiece <= len(v.b); i++ {
+				if _, ok := st.pieces[packBytes(v.b[i:i+MinPiece])]; ok && v.start[i] >= 0 && v.end[i+MinPiece-1] >= 0 {
+					spans = append(spans, span{v.start[i], v.end[i+MinPiece-1]})
+				}
+			}
+		}
+	}
+	if len(spans) == 0 {
 		return s
 	}
-	b.WriteString(s[copied:runStart])
-	b.WriteString(Mark)
-	b.WriteString(s[runEnd:])
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	var b strings.Builder
+	copied := int32(0)
+	cur := spans[0]
+	flush := func() {
+		b.WriteString(s[copied:cur.from])
+		b.WriteString(Mark)
+		copied = cur.to
+	}
+	for _, sp := range spans[1:] {
+		if sp.from <= cur.to {
+			cur.to = max(cur.to, sp.to)
+			continue
+		}
+		flush()
+		cur = sp
+	}
+	flush()
+	b.WriteString(s[copied:])
 	return b.String()
 }
+
+// span is [from, to) of a text.
+type span struct{ from, to int32 }
 
 // Version changes whenever the set of keys does, so that a caller that
 // caches what it checked with Holds knows when to check again.
@@ -148,8 +163,47 @@ func (k *Keyring) Version() uint64 {
 }
 
 // Holds reports whether s holds a piece of a remembered key that Redact
-// would remove.
+// would remove, in any of the forms and escapes it undoes.
 func (k *Keyring) Holds(s string) bool { return k.Redact(s) != s }
+
+// HoldsWritten reports whether s holds a piece of a remembered key in one
+// of the forms it is commonly written in (see forms), without undoing any
+// escape: the check of every name of every item as it is read, cheap
+// enough for a million of them. What escapes hide is Holds's to find, on
+// the fewer texts that are exported.
+func (k *Keyring) HoldsWritten(s string) bool {
+	if k == nil {
+		return false
+	}
+	st := k.state.Load()
+	if st == nil || s == "" {
+		return false
+	}
+	for _, key := range st.short {
+		if strings.Contains(s, key) {
+			return true
+		}
+	}
+	for i := 0; i+MinPiece <= len(s); i++ {
+		if _, ok := st.pieces[pack(s[i:i+MinPiece])]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// packBytes is pack for bytes.
+func packBytes(w []byte) uint64 {
+	var v uint64
+	for i := range MinPiece {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
 
 // pack folds ASCII letters to lower case and packs 8 bytes into a word.
 func pack(w string) uint64 {

@@ -108,11 +108,11 @@ function(c)
 
                 // Row 4: freshness.
                 p.barGauge('Data age by endpoint',
-                           'How old each endpoint\'s as_of is (global_stability:data_age_seconds). Orange past %(summaryStaleSeconds)ss, red past %(dataStaleSeconds)ss: GlobalStabilitySummaryStale and GlobalStabilityDataStale.' % c,
+                           'How old each endpoint\'s as_of is. Orange past %(summaryStaleSeconds)ss, red past %(dataStaleSeconds)ss: GlobalStabilitySummaryStale and GlobalStabilityDataStale. Reads the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin\'s rules): empty unless that group is loaded.' % c,
                            [0, 28, 12, 8], [p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}', instant=true)],
                            unit='s', defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.summaryStaleSeconds, 'orange'], [c.dataStaleSeconds, 'red']]) }),
                 p.timeSeries('Data age over time',
-                             "Age of each endpoint's as_of, of the newest conflict event and of the latest briefing. A log axis, so that ages of seconds (endpoints) and of hours (the daily briefing) are all readable.",
+                             "Age of each endpoint's as_of, of the newest conflict event and of the latest briefing. A log axis, so that ages of seconds (endpoints) and of hours (the daily briefing) are all readable. The endpoints' ages read the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin's rules): without that group, only the event and briefing lines show.",
                              [12, 28, 12, 8],
                              [
                                p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}'),

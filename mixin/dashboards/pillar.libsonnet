@@ -21,7 +21,7 @@ function(c)
                 p.stat('Change over 24h', "delta_24h from the drilldown, in the API's units. Red when rising (worse), green when falling or flat. GlobalStabilityPillarSurge fires above %(pillarSurge)s." % c,
                        [6, 0, 6, 6], [p.target('global_stability_pillar_delta_24h{%s}' % ofPillar, '{{instance}}', instant=true)],
                        defaults={ decimals: 1, color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [1e-9, 'red']]) }, colorMode='background'),
-                p.stat('Data age', "How old the drilldown's as_of is. Red past %(dataStaleSeconds)ss, the GlobalStabilityDataStale threshold." % c,
+                p.stat('Data age', "How old the drilldown's as_of is. Red past %(dataStaleSeconds)ss, the GlobalStabilityDataStale threshold. Reads the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin's rules): empty unless that group is loaded." % c,
                        [12, 0, 6, 6], [p.target('global_stability:data_age_seconds{%s}' % endpoint, '{{instance}}', instant=true)],
                        unit='s', defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.dataStaleSeconds, 'red']]) }),
                 p.stat('Endpoint status', 'Whether the last scrape of this drilldown succeeded (global_stability_scrape_success).',

@@ -150,3 +150,43 @@ Values that cannot work stop `helm install` with a message naming the value.
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+Whether to render a kind of the prometheus-operator's API: its value is
+true (always: helm template for a GitOps tool that does not pass the
+cluster's API versions), false (never), or auto (the default: where the
+cluster serves monitoring.coreos.com/v1/<kind>, so that the defaults install
+on a cluster without the operator too). Arguments: root context, value,
+kind, the value's name for messages. Renders "true" or nothing.
+*/}}
+{{- define "gse.operatorKind" -}}
+{{- $root := index . 0 -}}
+{{- $enabled := toString (index . 1) -}}
+{{- $kind := index . 2 -}}
+{{- if eq $enabled "true" -}}
+true
+{{- else if eq $enabled "auto" -}}
+{{- if $root.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/v1/%s" $kind) }}true{{ end -}}
+{{- else if ne $enabled "false" -}}
+{{- fail (printf "%s is %q: want auto (where the cluster has the prometheus-operator's %s), true or false" (index . 3) $enabled $kind) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The scheme the exporter serves: https when its web config turns TLS on. */}}
+{{- define "gse.scheme" -}}
+{{- if .Values.webConfig.tls }}https{{ else }}http{{ end -}}
+{{- end -}}
+
+{{/*
+A probe as given, its httpGet on the scheme the exporter serves: with TLS
+on (webConfig.tls), plain-HTTP probes would fail and restart it forever.
+Arguments: root context, the probe.
+*/}}
+{{- define "gse.probe" -}}
+{{- $root := index . 0 -}}
+{{- $probe := deepCopy (index . 1) -}}
+{{- if and $probe.httpGet $root.Values.webConfig.tls -}}
+{{- $_ := set $probe.httpGet "scheme" "HTTPS" -}}
+{{- end -}}
+{{- toYaml $probe -}}
+{{- end -}}
