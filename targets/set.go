@@ -187,16 +187,22 @@ func (s *Set) Probe() http.Handler {
 			http.Error(w, "more than one target: ask for one, /probe?target=NAME", http.StatusBadRequest)
 			return
 		}
-		t, ok := s.Get(names[0])
-		if !ok {
-			name := names[0]
-			if len(name) > maxShownName {
-				name = name[:maxShownName] + "…"
+		for {
+			t, ok := s.Get(names[0])
+			if !ok {
+				name := names[0]
+				if len(name) > maxShownName {
+					name = name[:maxShownName] + "…"
+				}
+				http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
+				return
 			}
-			http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
-			return
+			if t.acquire() { // else a reload replaced it meanwhile: look again
+				defer t.release()
+				t.probe.ServeHTTP(w, r)
+				return
+			}
 		}
-		t.probe.ServeHTTP(w, r)
 	})
 }
 

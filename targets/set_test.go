@@ -87,16 +87,26 @@ func targetsFile(t *testing.T, dir string, accounts map[string]*account, extra m
 	for _, name := range order {
 		a := accounts[name]
 		keyFile := filepath.Join(dir, name+".key")
-		if err := os.WriteFile(keyFile, []byte(a.key), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeAtomically(t, keyFile, a.key)
 		fmt.Fprintf(&b, "  - name: %s\n    api_url: %s\n    api_key_file: %s\n%s", name, a.srv.URL, keyFile, extra[name])
 	}
 	path := filepath.Join(dir, "targets.yml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+	writeAtomically(t, path, b.String())
+	return path
+}
+
+// writeAtomically replaces a file by renaming a new one over it, as a
+// Kubernetes volume or a careful operator does: a reader sees the old file
+// or the new, never half of one.
+func writeAtomically(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // probe GETs /probe?<query> through set's handler and returns the status
@@ -396,4 +406,52 @@ func TestASlowTargetNeverHoldsAnother(t *testing.T) {
 		t.Error("the slow probe finished before its API answered")
 	default:
 	}
+}
+
+// TestAReloadUnderLoadLosesNoScrape: probes in flight and arriving while
+// the file is reloaded again and again (one target unchanged, one changed
+// each time) are all answered whole.
+func TestAReloadUnderLoadLosesNoScrape(t *testing.T) {
+	dir := t.TempDir()
+	accounts := map[string]*account{
+		"steady":   newAccount(t, "key-steady-0123456789", 1, nil),
+		"changing": newAccount(t, "key-changing-0123456789", 2, nil),
+	}
+	path := targetsFile(t, dir, accounts, nil, "steady", "changing")
+	set, err := targets.NewSet(path, defaults(), newEnv(0).Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var reloads sync.WaitGroup
+	reloads.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			targetsFile(t, dir, accounts, map[string]string{"changing": fmt.Sprintf("    timeout: %ds\n", 10+i%5)}, "steady", "changing")
+			if err := set.Reload(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	var probes sync.WaitGroup
+	for range 8 {
+		probes.Go(func() {
+			for i := range 25 {
+				name := []string{"steady", "changing"}[i%2]
+				code, body := probe(t, set, "target="+name)
+				if v, _ := samples(t, body).Get("global_stability_up"); code != 200 || v != 1 {
+					t.Errorf("%s during reloads: %d, up %v", name, code, v)
+					return
+				}
+			}
+		})
+	}
+	probes.Wait()
+	close(done)
+	reloads.Wait()
 }

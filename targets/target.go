@@ -61,8 +61,13 @@ type Target struct {
 	scrapes     prometheus.Counter
 	collections *collector.Collections
 	inFlight    chan struct{} // --web.max-requests, this target's own
-	probes      sync.WaitGroup
-	probe       http.Handler // its series only, for /probe
+	probe       http.Handler  // its series only, for /probe
+
+	// use is held for reading by each probe of the target, and for
+	// writing by Close, which so waits for the probes in flight; closed
+	// then turns later ones to the set's next generation.
+	use    sync.RWMutex
+	closed bool
 }
 
 // New builds a target from its settings: the one place where a target's
@@ -163,12 +168,22 @@ func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
 		InFlight:       t.inFlight,
 		Scrapes:        t.scrapes,
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t.probes.Add(1)
-		defer t.probes.Done()
-		h.ServeHTTP(w, r)
-	})
+	return h
 }
+
+// acquire reserves the target for a probe, unless it was closed (a reload
+// replaced it after the probe found it): the probe then looks again.
+// Every acquire that succeeds is followed by a release.
+func (t *Target) acquire() bool {
+	t.use.RLock()
+	if t.closed {
+		t.use.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (t *Target) release() { t.use.RUnlock() }
 
 // Collections are the target's collections, for the landing page.
 func (t *Target) Collections() *collector.Collections { return t.collections }
@@ -191,7 +206,9 @@ func (t *Target) Describe() []any {
 // keeps them: its counters go on).
 func (t *Target) Close(forget bool) {
 	go func() {
-		t.probes.Wait()
+		t.use.Lock() // once the probes in flight are done
+		t.closed = true
+		t.use.Unlock()
 		t.client.CloseIdleConnections()
 		t.env.Keys.Remove(t.keys)
 		if forget {
