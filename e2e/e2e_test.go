@@ -229,39 +229,8 @@ scrape_configs:
 		t.Fatalf("global_stability_up is not 1 on the demo")
 	}
 
-	instance := exporterAddr
 	ds := s.dashboards
-	checked := 0
-	for _, d := range ds {
-		for _, p := range d.AllPanels() {
-			for _, tg := range p.Targets {
-				if !holdsSelector(tg.Expr, s.selector) {
-					t.Errorf("%s / %q: %s ignores the selector %s", d.File, p.Title, tg.Expr, s.selector)
-				}
-				// The pillar dashboard is checked for every pillar.
-				for _, pillar := range endpoint.Pillars {
-					// $instance is multi-value: Grafana regex-escapes it, with the
-					// backslashes doubled inside a PromQL string.
-					vars := map[string]string{"instance": strings.ReplaceAll(regexp.QuoteMeta(instance), `\`, `\\`), "pillar": string(pillar), "indicator": ".+", "datasource": "prometheus"}
-					expr := dashboards.Interpolate(tg.Expr, vars)
-					if strings.Contains(expr, "$") {
-						t.Errorf("%s / %q: unresolved variable in %s", d.File, p.Title, expr)
-					}
-					n, err := query(t, base, expr)
-					switch {
-					case err != nil:
-						t.Errorf("%s / %q / %s: %s does not evaluate: %v", d.File, p.Title, tg.RefID, expr, err)
-					case n == 0:
-						t.Errorf("%s / %q / %s: %s returns no data", d.File, p.Title, tg.RefID, expr)
-					}
-					checked++
-					if !strings.Contains(tg.Expr, "$pillar") {
-						break
-					}
-				}
-			}
-		}
-	}
+	checked := checkPanels(t, base, ds, exporterAddr, func(expr string) bool { return holdsSelector(expr, s.selector) })
 	t.Logf("evaluated %d panel queries", checked)
 
 	// Every rule loaded, parsed and evaluated without error.
@@ -321,6 +290,46 @@ scrape_configs:
 	scrape, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	promtoolRun(t, promtool, dir, scrape, "check", "metrics")
+}
+
+// checkPanels evaluates every panel query of ds on the Prometheus at base,
+// with $instance set to instance (and each pillar for the pillar
+// dashboard), wanting data from each; selected says whether a query holds
+// the mixin's selectors. It returns how many queries it evaluated.
+func checkPanels(t *testing.T, base string, ds []dashboards.Dashboard, instance string, selected func(expr string) bool) int {
+	t.Helper()
+	checked := 0
+	for _, d := range ds {
+		for _, p := range d.AllPanels() {
+			for _, tg := range p.Targets {
+				if !selected(tg.Expr) {
+					t.Errorf("%s / %q: %s ignores the mixin's selectors", d.File, p.Title, tg.Expr)
+				}
+				// The pillar dashboard is checked for every pillar.
+				for _, pillar := range endpoint.Pillars {
+					// $instance is multi-value: Grafana regex-escapes it, with the
+					// backslashes doubled inside a PromQL string.
+					vars := map[string]string{"instance": strings.ReplaceAll(regexp.QuoteMeta(instance), `\`, `\\`), "pillar": string(pillar), "indicator": ".+", "datasource": "prometheus"}
+					expr := dashboards.Interpolate(tg.Expr, vars)
+					if strings.Contains(expr, "$") {
+						t.Errorf("%s / %q: unresolved variable in %s", d.File, p.Title, expr)
+					}
+					n, err := query(t, base, expr)
+					switch {
+					case err != nil:
+						t.Errorf("%s / %q / %s: %s does not evaluate: %v", d.File, p.Title, tg.RefID, expr, err)
+					case n == 0:
+						t.Errorf("%s / %q / %s: %s returns no data", d.File, p.Title, tg.RefID, expr)
+					}
+					checked++
+					if !strings.Contains(tg.Expr, "$pillar") {
+						break
+					}
+				}
+			}
+		}
+	}
+	return checked
 }
 
 // buildExporter builds the exporter into dir and returns its path.

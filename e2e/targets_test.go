@@ -14,6 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
+	"github.com/global-stability/global_stability_exporter/dashboards"
+	"github.com/global-stability/global_stability_exporter/mixin"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -66,7 +68,17 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 		}
 	})
 
-	config := prometheusTargetsConfig(t, exporterAddr, "prod", "staging", "added")
+	// The mixin for several targets: its rules loaded, its dashboards
+	// checked below.
+	rendered, err := mixin.Render(`{multiTarget: true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(rules, []byte(rendered["alerts/global_stability.rules.yml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := prometheusTargetsConfig(t, exporterAddr, rules, "prod", "staging", "added")
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, config, 0o644); err != nil {
 		t.Fatal(err)
@@ -85,6 +97,24 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 	// The exporter's own series carry the target: its API requests, per target.
 	eventually(t, base, `sum by (target) (global_stability_api_requests_total{job="global_stability_exporter"}) > 0`, 2)
 	eventually(t, base, `global_stability_exporter_config_last_reload_successful{job="global_stability_exporter"} == 1`, 1)
+
+	// Every panel of the dashboards rendered for several targets returns
+	// data for one target, and holds one of the mixin's two selectors.
+	eventually(t, base, `count(count_over_time(global_stability_up{instance="prod"}[1m]) >= 5) + count(global_stability:api_requests:rate5m{target="prod"} > 0 or global_stability:api_requests:rate5m{target="prod"} == 0) > 0`, 1)
+	var ds []dashboards.Dashboard
+	for path, content := range rendered {
+		if strings.HasPrefix(path, "dashboards/") {
+			d, err := dashboards.Parse(path, []byte(content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds = append(ds, d)
+		}
+	}
+	n := checkPanels(t, base, ds, "prod", func(expr string) bool {
+		return holdsSelector(expr, `job="global_stability"`) || holdsSelector(expr, `job="global_stability_exporter"`)
+	})
+	t.Logf("evaluated %d panel queries for target prod", n)
 
 	// A third target, announced by SIGHUP.
 	writeTargets("prod", "staging", "added")
@@ -108,9 +138,9 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 }
 
 // prometheusTargetsConfig is examples/prometheus-targets.yml with the
-// exporter's address, these targets, one-second intervals and no rules:
+// exporter's address, these targets, one-second intervals and the rules given:
 // its relabeling is what is under test, so it is taken as it is.
-func prometheusTargetsConfig(t *testing.T, exporterAddr string, targets ...string) []byte {
+func prometheusTargetsConfig(t *testing.T, exporterAddr, rules string, targets ...string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(repoPath(t, "examples/prometheus-targets.yml"))
 	if err != nil {
@@ -121,7 +151,7 @@ func prometheusTargetsConfig(t *testing.T, exporterAddr string, targets ...strin
 		t.Fatal(err)
 	}
 	cfg["global"] = map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"}
-	delete(cfg, "rule_files")
+	cfg["rule_files"] = []string{rules}
 	for _, j := range cfg["scrape_configs"].([]any) {
 		job := j.(map[any]any)
 		delete(job, "scrape_interval")

@@ -134,20 +134,32 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 'For %(invalidDataFor)s, {{ $value }} values of /v1/{{ $labels.endpoint }} per scrape were missing, null, of the wrong type or implausible; they are left out of the export. global_stability_invalid_values says which fields (score, pillars and as_of are not counted here: their own alerts cover them; nor, while the composite score is absent, the overview).' % c),
           alert(c, 'GlobalStabilityAPIQuotaLow', 'warning',
                 |||
-                  100 * global_stability_api_rate_limit_remaining{%(selector)s} / global_stability_api_rate_limit_limit{%(selector)s} < %(quotaLowPercent)s
+                  100 * global_stability_api_rate_limit_remaining{%(exporterSelector)s} / global_stability_api_rate_limit_limit{%(exporterSelector)s} < %(quotaLowPercent)s
                   unless
-                  global_stability_api_rate_limit_reset_timestamp_seconds{%(selector)s} - time() < 60
+                  global_stability_api_rate_limit_reset_timestamp_seconds{%(exporterSelector)s} - time() < 60
                 ||| % c, c.quotaLowFor,
-                'Only {{ $value | printf "%.0f" }}% of the API quota is left ({{ $labels.endpoint }})',
+                'Only {{ $value | printf "%.1f" }}% of the API quota is left ({{ $labels.endpoint }}{{ with $labels.target }}, target {{ . }}{{ end }})',
                 'The API announces (rate-limit headers on /v1/{{ $labels.endpoint }}) that less than %(quotaLowPercent)s%% of its quota has been left for %(quotaLowFor)s, and the window does not reset within a minute. Once it runs out, the API answers 429 and every endpoint fails until the reset.' % c),
           alert(c, 'GlobalStabilityDemoData', 'warning',
-                'global_stability_exporter_demo{%(selector)s} == 1' % c, c.demoDataFor,
+                'global_stability_exporter_demo{%(exporterSelector)s} == 1' % c, c.demoDataFor,
                 '{{ $labels.instance }} exports made-up demo data',
                 'The exporter at {{ $labels.instance }} runs with --demo: every global_stability value it exports comes from its built-in simulator. Every other alert on it is meaningless.'),
+          // With several targets, each is a scrape of its own (a probe): one
+          // failing is that target's page, unless the exporter itself is
+          // down, which is then the one page. With one account, the two
+          // selectors are one job and this is up == 0.
           alert(c, 'GlobalStabilityExporterDown', 'critical',
-                'up{%(selector)s} == 0' % c, c.exporterDownFor,
+                |||
+                  up{%(selector)s} == 0 unless on () up{%(exporterSelector)s} == 0
+                  or
+                  up{%(exporterSelector)s} == 0
+                ||| % c, c.exporterDownFor,
                 'global_stability_exporter {{ $labels.instance }} is down',
-                'Prometheus could not scrape the exporter for %(exporterDownFor)s; every global_stability series of it is absent.' % c),
+                'Prometheus could not scrape {{ $labels.instance }} for %(exporterDownFor)s: the exporter is down or unreachable (or, for a target of a targets\' file, /probe refused it: a name the file does not hold); every global_stability series of it is absent.' % c),
+          alert(c, 'GlobalStabilityConfigReloadFailed', 'warning',
+                'global_stability_exporter_config_last_reload_successful{%(exporterSelector)s} == 0' % c, c.configReloadFailedFor,
+                'The targets\' file of {{ $labels.instance }} did not reload',
+                'The last reload of the exporter\'s targets\' file (--config.file) failed %(configReloadFailedFor)s ago or more: the targets loaded before are still served, and what the file changes is not. The exporter\'s log says which target and field.' % c),
           alert(c, 'GlobalStabilityExporterAbsent', 'critical',
                 'absent(up{%(selector)s})' % c, c.exporterAbsentFor,
                 'No global_stability_exporter target is being scraped',

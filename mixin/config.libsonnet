@@ -10,6 +10,16 @@
     // availability, so use target labels (job, env, ...), not metric labels.
     selector: 'job="global_stability"',
 
+    // Several API accounts in one exporter (a targets' file, each target
+    // scraped as /probe?target=NAME, README "Several accounts"): the
+    // targets' series come from the probe job (selector), one instance per
+    // target; the exporter's own series (its API requests, quota and
+    // reloads, each with a target label) from the exporter's own job,
+    // which exporterSelector selects. With one account, both are the same
+    // job.
+    multiTarget: false,
+    exporterSelector: if self.multiTarget then 'job="global_stability_exporter"' else self.selector,
+
     // The spec's four pillars, as the exporter's pillar label and drilldown
     // endpoints spell them (mixin_test.go checks them against the client).
     // Not a setting: the alerts that notice a pillar score or a drilldown's
@@ -46,6 +56,7 @@
     asOfUnavailableFor: '15m',  // an as_of that DataStale or SummaryStale reads
     endpointFailingFor: '15m',  // any other endpoint failing
     exporterDownFor: '5m',
+    configReloadFailedFor: '10m',  // the targets' file (--config.file) did not load
     exporterAbsentFor: '10m',
     invalidDataFor: '30m',
     // The API's quota, where it announces one (rate-limit headers): warn

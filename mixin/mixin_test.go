@@ -134,6 +134,7 @@ var ownSeries = []string{
 	"global_stability_api_received_bytes_total", "global_stability_api_responses_reused_total", "global_stability_exporter_scrapes_total",
 	"global_stability_api_rate_limit_limit", "global_stability_api_rate_limit_remaining",
 	"global_stability_api_rate_limit_reset_timestamp_seconds", "global_stability_api_rate_limit_window_seconds",
+	"global_stability_exporter_config_last_reload_successful", "global_stability_exporter_config_last_reload_success_timestamp_seconds",
 }
 
 // TestEverySeriesTheMixinReadsExists: each global_stability_ series a

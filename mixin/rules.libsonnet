@@ -25,7 +25,7 @@
             // API request rate by endpoint and status code. Every label of
             // the counter is kept, so the dashboards' selector still matches.
             record: 'global_stability:api_requests:rate5m',
-            expr: 'rate(global_stability_api_requests_total{%(selector)s}[5m])' % c,
+            expr: 'rate(global_stability_api_requests_total{%(exporterSelector)s}[5m])' % c,
           },
           {
             // Age of each endpoint's data: the data-age panels. The staleness

@@ -5,6 +5,8 @@ local p = import 'panels.libsonnet';
 function(c)
   local sel = '%s, instance=~"$instance"' % c.selector;
   local q(metric, extra='') = '%s{%s%s}' % [metric, sel, extra];
+  // The exporter's own series: its requests, reuse, quota, scrapes, mode.
+  local own(metric) = '%s{%s}' % [metric, p.own(c)];
   local pillarLegend(pillar) = pillar;
   p.dashboard(c, 'overview', 'Overview',
               'Composite score, pillars, conflict events, briefings, data freshness and exporter health from global_stability_exporter.',
@@ -129,7 +131,7 @@ function(c)
                        [0, 40, 4, 2], [p.target('up{%s}' % sel, '{{instance}}', instant=true)],
                        defaults={ mappings: p.okFailed, color: { mode: 'thresholds' }, thresholds: p.thresholds(['red', [1, 'green']]) }, colorMode='background'),
                 p.stat('Data source', 'global_stability_exporter_demo: DEMO when the exporter runs with --demo and every value here is made up.',
-                       [0, 42, 4, 2], [p.target(q('global_stability_exporter_demo'), '{{instance}}', instant=true)],
+                       [0, 42, 4, 2], [p.target('global_stability_exporter_demo{%s}' % p.process(c), '{{instance}}', instant=true)],
                        defaults={
                          mappings: [{ type: 'value', options: { '1': { text: 'DEMO (made up)', color: 'red', index: 0 }, '0': { text: 'real API', color: 'green', index: 1 } } }],
                          color: { mode: 'thresholds' },
@@ -140,17 +142,17 @@ function(c)
                 p.timeSeries('Endpoint request duration', "Wall time of each endpoint's requests in a scrape, all pages (global_stability_scrape_duration_seconds).",
                              [12, 36, 12, 8], [p.target(q('global_stability_scrape_duration_seconds'), '{{endpoint}}')], unit='s'),
                 p.timeSeries('API requests by status code', 'Requests per second to the API by HTTP status code, "error" when no response arrived (recording rule global_stability:api_requests:rate5m).',
-                             [0, 44, 24, 8], [p.target('sum by (code) (global_stability:api_requests:rate5m{%s})' % sel, '{{code}}')], unit='reqps'),
+                             [0, 44, 24, 8], [p.target('sum by (code) (global_stability:api_requests:rate5m{%s})' % p.own(c), '{{code}}')], unit='reqps'),
                 p.timeSeries('API load',
                              'What the exporter costs the API, per hour: requests sent (304s included) against scrapes served (global_stability_exporter_scrapes_total; an HA pair serves twice the scrapes of one server), and body bytes received (right axis). Requests fall below scrapes when answers are reused: fresh by the API\'s Cache-Control, confirmed by a 304, or inside the summary\'s refresh interval (global_stability_api_responses_reused_total).',
                              [0, 52, 16, 8], [
-                               p.target('sum(rate(%s[5m])) * 3600' % q('global_stability_api_requests_total'), 'requests sent'),
-                               p.target('sum(rate(%s[5m])) * 3600' % q('global_stability_exporter_scrapes_total'), 'scrapes served'),
-                               p.target('sum(rate(%s[5m])) * 3600' % q('global_stability_api_received_bytes_total'), 'bytes received'),
+                               p.target('sum(rate(%s[5m])) * 3600' % own('global_stability_api_requests_total'), 'requests sent'),
+                               p.target('sum(rate(%s[5m])) * 3600' % own('global_stability_exporter_scrapes_total'), 'scrapes served'),
+                               p.target('sum(rate(%s[5m])) * 3600' % own('global_stability_api_received_bytes_total'), 'bytes received'),
                              ],
                              unit='short',
                              overrides=[{ matcher: { id: 'byName', options: 'bytes received' }, properties: [{ id: 'unit', value: 'bytes' }, { id: 'custom.axisPlacement', value: 'right' }] }]),
                 p.timeSeries('API answers reused', 'Per hour, endpoints whose stored answer was reused instead of downloaded, by reason (global_stability_api_responses_reused_total): fresh (no request), not_modified (a 304), refresh_interval (no request).',
-                             [16, 52, 8, 8], [p.target('sum by (reason) (rate(%s[5m])) * 3600' % q('global_stability_api_responses_reused_total'), '{{reason}}')],
+                             [16, 52, 8, 8], [p.target('sum by (reason) (rate(%s[5m])) * 3600' % own('global_stability_api_responses_reused_total'), '{{reason}}')],
                              unit='short'),
               ])

@@ -44,5 +44,5 @@ function(c)
                 p.timeSeries('Request duration', "Wall time of the drilldown's request in each scrape (global_stability_scrape_duration_seconds).",
                              [0, 21, 12, 6], [p.target('global_stability_scrape_duration_seconds{%s}' % endpoint, '{{instance}}')], unit='s'),
                 p.timeSeries('Requests by status code', 'Requests per second to the drilldown by HTTP status code (recording rule global_stability:api_requests:rate5m).',
-                             [12, 21, 12, 6], [p.target('sum by (code) (global_stability:api_requests:rate5m{%s})' % endpoint, '{{code}}')], unit='reqps'),
+                             [12, 21, 12, 6], [p.target('sum by (code) (global_stability:api_requests:rate5m{%s, endpoint="global-stability/pillar/$pillar"})' % p.own(c), '{{code}}')], unit='reqps'),
               ])
