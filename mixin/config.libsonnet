@@ -19,6 +19,12 @@
     // job.
     multiTarget: false,
     exporterSelector: if self.multiTarget then 'job="global_stability_exporter"' else self.selector,
+    // Derived: how the dashboards pick the exporter's own series of the
+    // instances they show (by the target label with several targets), and
+    // its series about the whole process (with several targets, of every
+    // instance of the exporter's job).
+    ownTargetLabel: if self.multiTarget then 'target' else 'instance',
+    processSelector: if self.multiTarget then self.exporterSelector else '%s, instance=~"$instance"' % self.exporterSelector,
 
     // The spec's four pillars, as the exporter's pillar label and drilldown
     // endpoints spell them (mixin_test.go checks them against the client).

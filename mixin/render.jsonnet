@@ -34,6 +34,10 @@ function(config={})
   // UIDs and titles (charts/global-stability-exporter/templates/_helpers.tpl).
   local chart = (import 'mixin.libsonnet') + { _config+:: config + {
     selector: '__GSE_SELECTOR__',
+    // One account, or several targets: the chart decides per release.
+    exporterSelector: '__GSE_EXPORTER_SELECTOR__',
+    ownTargetLabel: '__GSE_OWN_LABEL__',
+    processSelector: '__GSE_PROCESS_SELECTOR__',
     dashboardUIDPrefix: '__GSE_UID_PREFIX__',
     dashboardTitlePrefix: '__GSE_TITLE_PREFIX__',
   } };

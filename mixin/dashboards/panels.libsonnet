@@ -149,10 +149,10 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
   // Matchers of the exporter's own series of the instances (targets) the
   // dashboard shows: with several targets, they carry the target's name in
   // a target label, and come from the exporter's own job.
-  own(c):: '%s, %s' % [c.exporterSelector, if c.multiTarget then 'target=~"$instance"' else 'instance=~"$instance"'],
+  own(c):: '%s, %s=~"$instance"' % [c.exporterSelector, c.ownTargetLabel],
   // The same of series about the whole process (its mode, its build):
   // with several targets, they name no target.
-  process(c):: if c.multiTarget then c.exporterSelector else self.own(c),
+  process(c):: c.processSelector,
 
   dashboard(c, uidSuffix, title, description, variables, panels):: {
     annotations: { list: [{

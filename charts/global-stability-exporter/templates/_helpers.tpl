@@ -88,6 +88,23 @@ job="{{ include "gse.job" . }}", namespace="{{ .Release.Namespace }}"
 {{- end }}
 
 {{/*
+With targets, the exporter's own series (its API requests per target,
+reloads) come from a job of their own; each target's from the probe job,
+gse.job.
+*/}}
+{{- define "gse.exporterJob" -}}
+{{- printf "%s-exporter" (include "gse.fullname" .) }}
+{{- end }}
+
+{{- define "gse.exporterSelector" -}}
+job="{{ include "gse.exporterJob" . }}", namespace="{{ .Release.Namespace }}"
+{{- end }}
+
+{{/* Where the exporter reads the targets' file, and each target's key. */}}
+{{- define "gse.targetsFile" -}}/etc/global-stability/config/targets.yml{{- end }}
+{{- define "gse.targetKeyDir" -}}/etc/global-stability/targets/{{ . }}{{- end }}
+
+{{/*
 gse.fromMixin renders a file of files/ (JSON from `make mixin`) for this
 release: the placeholders become the release's selector, dashboard UID
 prefix and title prefix, each escaped for a JSON string. Arguments: (list
@@ -98,7 +115,18 @@ $ "files/path.json").
 {{- $file := index . 1 }}
 {{- $uid := printf "gs-%s" (printf "%s/%s" $.Release.Namespace (include "gse.fullname" $) | sha256sum | trunc 12) }}
 {{- $title := default (printf "Global Stability (%s/%s) / " $.Release.Namespace (include "gse.fullname" $)) $.Values.dashboards.titlePrefix }}
+{{- $own := include "gse.promSelector" $ }}
+{{- $ownLabel := "instance" }}
+{{- $process := printf "%s, instance=~\"$instance\"" $own }}
+{{- if $.Values.targets }}
+{{- $own = include "gse.exporterSelector" $ }}
+{{- $ownLabel = "target" }}
+{{- $process = $own }}
+{{- end }}
 {{- $.Files.Get $file
+    | replace "__GSE_EXPORTER_SELECTOR__" (include "gse.jsonEscape" $own)
+    | replace "__GSE_OWN_LABEL__" $ownLabel
+    | replace "__GSE_PROCESS_SELECTOR__" (include "gse.jsonEscape" $process)
     | replace "__GSE_SELECTOR__" (include "gse.jsonEscape" (include "gse.promSelector" $))
     | replace "__GSE_UID_PREFIX__" $uid
     | replace "__GSE_TITLE_PREFIX__" (include "gse.jsonEscape" $title) }}
@@ -117,7 +145,28 @@ port of apiUrl, else its scheme's.
 {{- if .Values.networkPolicy.apiPort }}
 {{- .Values.networkPolicy.apiPort }}
 {{- else }}
-{{- $u := urlParse .Values.apiUrl }}
+{{- include "gse.portOf" .Values.apiUrl }}
+{{- end }}
+{{- end }}
+
+{{/* The ports of every API the release reaches, one per line, each once. */}}
+{{- define "gse.apiPorts" -}}
+{{- if .Values.networkPolicy.apiPort }}
+{{- .Values.networkPolicy.apiPort }}
+{{- else if .Values.targets }}
+{{- $ports := list }}
+{{- range .Values.targets }}
+{{- $ports = append $ports (include "gse.portOf" .apiUrl) }}
+{{- end }}
+{{- $ports | uniq | join "\n" }}
+{{- else }}
+{{- include "gse.portOf" .Values.apiUrl }}
+{{- end }}
+{{- end }}
+
+{{/* The port of a URL: its own, or its scheme's. */}}
+{{- define "gse.portOf" -}}
+{{- $u := urlParse . }}
 {{- $hostport := splitList ":" $u.host }}
 {{- if gt (len $hostport) 1 }}
 {{- last $hostport }}
@@ -125,13 +174,32 @@ port of apiUrl, else its scheme's.
 {{- else }}443
 {{- end }}
 {{- end }}
-{{- end }}
 
 {{/*
 Values that cannot work stop `helm install` with a message naming the value.
 */}}
 {{- define "gse.validate" -}}
-{{- if .Values.demo }}
+{{- if .Values.targets }}
+{{- if or .Values.demo .Values.apiUrl .Values.existingSecret .Values.apiKey }}
+{{- fail "targets: each target has its own apiUrl and existingSecret: unset apiUrl, existingSecret, apiKey and demo (the exporter refuses --config.file beside a URL or key of its own)" }}
+{{- end }}
+{{- $names := list }}
+{{- range $i, $t := .Values.targets }}
+{{- if not (regexMatch "^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$" (toString $t.name)) }}
+{{- fail (printf "targets[%d].name %q: want letters, digits, '_', '.' and '-' (it is /probe?target=NAME and a label value)" $i (toString $t.name)) }}
+{{- end }}
+{{- if has $t.name $names }}
+{{- fail (printf "targets[%d].name %q: another target has it" $i $t.name) }}
+{{- end }}
+{{- $names = append $names $t.name }}
+{{- if not (or (hasPrefix "https://" (toString $t.apiUrl)) (hasPrefix "http://" (toString $t.apiUrl))) }}
+{{- fail (printf "targets[%d] (%s).apiUrl %q: want the API's base address with its scheme, https://..." $i $t.name (toString $t.apiUrl)) }}
+{{- end }}
+{{- if not $t.existingSecret }}
+{{- fail (printf "targets[%d] (%s).existingSecret is required: a Secret holding this target's key under existingSecretKey (default api-key)" $i $t.name) }}
+{{- end }}
+{{- end }}
+{{- else if .Values.demo }}
 {{- if or .Values.apiUrl .Values.existingSecret .Values.apiKey }}
 {{- fail "demo: true runs against the built-in simulator: unset apiUrl, existingSecret and apiKey (the exporter refuses --demo with a real API)" }}
 {{- end }}
@@ -190,3 +258,45 @@ Arguments: root context, the probe.
 {{- end -}}
 {{- toYaml $probe -}}
 {{- end -}}
+
+{{/* The targets' file of .Values.targets. */}}
+{{- define "gse.targetsYAML" -}}
+{{- $targets := list }}
+{{- range .Values.targets }}
+{{- $t := dict "name" .name "api_url" .apiUrl "api_key_file" (printf "%s/%s" (include "gse.targetKeyDir" .name) (default "api-key" .existingSecretKey)) }}
+{{- $targets = append $targets (merge $t (default dict .settings)) }}
+{{- end }}
+{{- toYaml (dict "targets" $targets) }}
+{{- end }}
+
+{{/* What every endpoint of the ServiceMonitor has: port, scheme, timing, TLS, auth. */}}
+{{- define "gse.endpointCommon" -}}
+port: metrics
+scheme: {{ default (include "gse.scheme" .) .Values.serviceMonitor.scheme }}
+interval: {{ .Values.serviceMonitor.interval }}
+scrapeTimeout: {{ .Values.serviceMonitor.scrapeTimeout }}
+{{- with .Values.serviceMonitor.tlsConfig }}
+tlsConfig:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.serviceMonitor.basicAuth }}
+basicAuth:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+The chart's own relabelings of an endpoint: its job (the rules and
+dashboards of the release select it, with the namespace), and the
+operator's endpoint target label dropped. Arguments: root, job.
+*/}}
+{{- define "gse.endpointRelabelings" -}}
+- targetLabel: job
+  replacement: {{ index . 1 }}
+# The operator labels each target endpoint="<port name>". The exporter's
+# series carry their own endpoint label (the API endpoint they come from),
+# which would then be renamed exported_endpoint, and every rule and panel
+# reading it would find nothing.
+- action: labeldrop
+  regex: endpoint
+{{- end }}
