@@ -42,7 +42,7 @@ const benchKey = "bench-key"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
-	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load, 9 for the memory of every shape of body); 0 runs all")
+	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load, 9 for the memory of every shape of body, 10 for many targets in one process); 0 runs all")
 	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (group 7)")
 	flag.Parse()
 	if err := run(*out, *only, *base); err != nil {
@@ -231,6 +231,20 @@ func run(out string, only int, base string) error {
 			return err
 		}
 		rows = append(rows, shaped...)
+	}
+
+	// 10. Many API accounts in one process: memory per target, a probe's
+	// CPU against a single account's scrape, a slow target beside another.
+	if want(10) {
+		release, err := buildRelease(".", dir, "exporter-release")
+		if err != nil {
+			return err
+		}
+		many, err := targetsRows(dir, simBin, release)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, many...)
 	}
 
 	table := render(rows)

@@ -455,3 +455,41 @@ func TestAReloadUnderLoadLosesNoScrape(t *testing.T) {
 	close(done)
 	reloads.Wait()
 }
+
+// BenchmarkProbeOneOfMany is one probe of one target among 100 in a set,
+// each its own account: what a probe costs beside the others.
+func BenchmarkProbeOneOfMany(b *testing.B) {
+	dir := b.TempDir()
+	sim := simulator.New(simulator.Config{Key: "key-0", Seed: 1, Events: 1000, PageSize: 1000})
+	srv := httptest.NewServer(sim)
+	b.Cleanup(srv.Close)
+	var yaml strings.Builder
+	yaml.WriteString("targets:\n")
+	if err := os.WriteFile(filepath.Join(dir, "key"), []byte("key-0"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100 {
+		fmt.Fprintf(&yaml, "  - {name: t%d, api_url: %q, api_key_file: key}\n", i, srv.URL)
+	}
+	path := filepath.Join(dir, "targets.yml")
+	if err := os.WriteFile(path, []byte(yaml.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	s := defaults()
+	s.HTTPCache, s.SummaryRefresh = false, 0 // a whole collection each time
+	set, err := targets.NewSet(path, s, newEnv(0).Env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := set.Probe()
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, "/probe?target=t42", nil)
+		r.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+	}
+}
