@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,9 +55,9 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 	writeTargets("prod", "staging")
 
 	exporterAddr := freeAddr(t)
-	var exporterLog bytes.Buffer
+	exporterLog := &lockedBuffer{}
 	exporter := exec.Command(buildExporter(t, dir), "--config.file="+targetsFile, "--web.listen-address="+exporterAddr)
-	exporter.Stdout, exporter.Stderr = &exporterLog, &exporterLog
+	exporter.Stdout, exporter.Stderr = exporterLog, exporterLog
 	if err := exporter.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -192,4 +193,23 @@ func eventually(t *testing.T, base, expr string, want int) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a process's output goroutine writes
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
