@@ -29,6 +29,7 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
     local sel = c.selector,
     local overview = 'global_stability_scrape_success{%s, endpoint="global-stability"}' % sel,
     local score = 'global_stability_score{%s}' % sel,
+    local lowest = $._expr.lowest,
     // Endpoints whose as_of a staleness alert reads, other than the overview.
     local asOfEndpoints = 'global-stability/pillar/(%s)|summaries' % std.join('|', c.pillars),
     // Fields of global_stability_invalid_values whose absence has its own
@@ -39,15 +40,15 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
         name: 'global_stability.alerts',
         rules: [
           alert(c, 'GlobalStabilityScoreWarning', 'warning',
-                '%s > %s' % [score, c.scoreWarning], c.scoreFor,
+                '%s > %s' % [lowest('global_stability_score'), c.scoreWarning], c.scoreFor,
                 'Global stability score is {{ $value | printf "%%.0f" }} (warning above %(scoreWarning)s)' % c,
                 'The composite score reported by {{ $labels.instance }} has been above %(scoreWarning)s for %(scoreFor)s; lower is more stable. Check which pillar drives it.' % c),
           alert(c, 'GlobalStabilityScoreCritical', 'critical',
-                '%s > %s' % [score, c.scoreCritical], c.scoreFor,
+                '%s > %s' % [lowest('global_stability_score'), c.scoreCritical], c.scoreFor,
                 'Global stability score is {{ $value | printf "%%.0f" }} (critical above %(scoreCritical)s)' % c,
                 'The composite score reported by {{ $labels.instance }} has been above %(scoreCritical)s for %(scoreFor)s; lower is more stable.' % c),
           alert(c, 'GlobalStabilityPillarScoreHigh', 'warning',
-                'global_stability_pillar_score{%(selector)s} > %(pillarScoreHigh)s' % c, c.pillarScoreFor,
+                '%s > %s' % [lowest('global_stability_pillar_score'), c.pillarScoreHigh], c.pillarScoreFor,
                 'Pillar {{ $labels.pillar }} score is {{ $value | printf "%%.1f" }} (threshold %(pillarScoreHigh)s)' % c,
                 'The {{ $labels.pillar }} pillar has been above %(pillarScoreHigh)s for %(pillarScoreFor)s.' % c),
           alert(c, 'GlobalStabilityRapidDeterioration', 'warning',
@@ -55,7 +56,7 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 'Global stability score rose {{ $value | printf "%%.0f" }} points within an hour' % c,
                 'The composite score has been more than %(rapidRise)s points above its lowest value of the past hour for %(rapidRiseFor)s.' % c),
           alert(c, 'GlobalStabilityPillarSurge', 'warning',
-                'global_stability_pillar_delta_24h{%(selector)s} > %(pillarSurge)s' % c, c.pillarSurgeFor,
+                '%s > %s' % [lowest('global_stability_pillar_delta_24h'), c.pillarSurge], c.pillarSurgeFor,
                 'Pillar {{ $labels.pillar }} rose {{ $value | printf "%%.1f" }} in 24 hours' % c,
                 "The API reports a 24-hour change of the {{ $labels.pillar }} pillar above %(pillarSurge)s (in the API's units) for %(pillarSurgeFor)s." % c),
           alert(c, 'GlobalStabilityDataStale', 'warning',
@@ -126,10 +127,10 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
           // document (every value null, say) pages once, as ScoreUnavailable.
           alert(c, 'GlobalStabilityInvalidData', 'warning',
                 |||
-                  sum without (field) (global_stability_invalid_values{%s, field!~"%s"}) > 0
+                  sum without (field) (min_over_time(global_stability_invalid_values{%s, field!~"%s"}[%s])) > 0
                   unless
                   (%s unless ignoring (endpoint) %s)
-                ||| % [sel, ownAlertFields, overview, score], c.invalidDataFor,
+                ||| % [sel, ownAlertFields, c.gapWindow, overview, score], c.invalidDataFor,
                 '{{ $labels.endpoint }} sends invalid values',
                 'For %(invalidDataFor)s, {{ $value }} values of /v1/{{ $labels.endpoint }} per scrape were missing, null, of the wrong type or implausible; they are left out of the export. global_stability_invalid_values says which fields (score, pillars and as_of are not counted here: their own alerts cover them; nor, while the composite score is absent, the overview).' % c),
           alert(c, 'GlobalStabilityAPIQuotaLow', 'warning',

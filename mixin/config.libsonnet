@@ -32,6 +32,14 @@
     // as_of gone missing expect one series per pillar listed here.
     pillars: ['conflict', 'cyber', 'supply_chain', 'macro'],
 
+    // How long a value the alerts read may go missing without resetting
+    // them: an endpoint failing every other scrape, a score null one
+    // scrape in ten, an as_of missing every fourth. The threshold alerts
+    // read the lowest value of this window (one high scrape alone never
+    // pages), the staleness alerts the newest as_of in it. A few scrape
+    // intervals: raise it with a scrape interval above a minute.
+    gapWindow: '5m',
+
     // Composite score thresholds (0-100, lower is more stable). The overview
     // dashboard's gauge colours at the same two values.
     scoreWarning: 60,

@@ -9,10 +9,17 @@
   _expr+:: {
     local c = $._config,
     local sel(m) = if m == '' then c.selector else '%s, %s' % [c.selector, m],
-    // Age of each endpoint's data (its as_of).
-    dataAge(m=''):: 'time() - global_stability_as_of_timestamp_seconds{%s}' % sel(m),
-    // How far the composite has risen above its lowest point of the past hour.
-    scoreRise1h:: 'global_stability_score{%(selector)s} - min_over_time(global_stability_score{%(selector)s}[1h])' % c,
+    // Age of each endpoint's data: of the newest as_of of the gap window,
+    // so that an as_of missing from a scrape or two does not blank it.
+    dataAge(m=''):: 'time() - max_over_time(global_stability_as_of_timestamp_seconds{%s}[%s])' % [sel(m), c.gapWindow],
+    // How far the composite has risen above its lowest point of the past
+    // hour: its lowest value of the gap window, so that one high scrape is
+    // not a rise, and a scrape without a score does not end one.
+    scoreRise1h:: 'min_over_time(global_stability_score{%(selector)s}[%(gapWindow)s]) - min_over_time(global_stability_score{%(selector)s}[1h])' % c,
+    // The lowest value of a series over the gap window: above a threshold
+    // means every scrape of the window was, and a scrape without it does
+    // not reset the alert's clock.
+    lowest(metric):: 'min_over_time(%s{%s}[%s])' % [metric, c.selector, c.gapWindow],
   },
 
   prometheusRules+:: {
