@@ -33,8 +33,8 @@ build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o global_stability_exporter .
 
 test:
-	@for tool in prometheus promtool; do command -v $$tool >/dev/null || \
-	  echo "*** $$tool not found: the end-to-end test and the promtool checks will be SKIPPED (Debian: apt-get install prometheus) ***" >&2; done
+	@for tool in prometheus promtool prometheus-alertmanager amtool; do command -v $$tool >/dev/null || \
+	  echo "*** $$tool not found: the end-to-end tests and the promtool/amtool checks will be SKIPPED (Debian: apt-get install prometheus prometheus-alertmanager) ***" >&2; done
 	go test -race ./...
 
 $(JSONNET):
