@@ -118,6 +118,11 @@ func promGet(base, path string, params url.Values) (promResult, error) {
 // query evaluates expr now and returns how many series came back.
 func query(t *testing.T, base, expr string) (int, error) {
 	t.Helper()
+	return countSeries(base, expr)
+}
+
+// countSeries evaluates expr now and returns how many series came back.
+func countSeries(base, expr string) (int, error) {
 	r, err := promGet(base, "/api/v1/query", url.Values{"query": {expr}})
 	if err != nil {
 		return 0, err

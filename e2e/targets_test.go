@@ -79,7 +79,7 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 	if err := os.WriteFile(rules, []byte(rendered["alerts/global_stability.rules.yml"]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := prometheusTargetsConfig(t, exporterAddr, rules, "prod", "staging", "added")
+	config := prometheusTargetsConfig(t, exporterAddr, rules, nil, "prod", "staging", "added")
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, config, 0o644); err != nil {
 		t.Fatal(err)
@@ -139,9 +139,10 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 }
 
 // prometheusTargetsConfig is examples/prometheus-targets.yml with the
-// exporter's address, these targets, one-second intervals and the rules given:
-// its relabeling is what is under test, so it is taken as it is.
-func prometheusTargetsConfig(t *testing.T, exporterAddr, rules string, targets ...string) []byte {
+// exporter's address, these targets, one-second intervals, the rules given
+// and the top-level sections of extra (alerting, remote_write, external
+// labels...): its relabeling is what is under test, so it is taken as it is.
+func prometheusTargetsConfig(t *testing.T, exporterAddr, rules string, extra map[string]any, targets ...string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(repoPath(t, "examples/prometheus-targets.yml"))
 	if err != nil {
@@ -153,6 +154,15 @@ func prometheusTargetsConfig(t *testing.T, exporterAddr, rules string, targets .
 	}
 	cfg["global"] = map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"}
 	cfg["rule_files"] = []string{rules}
+	for k, v := range extra {
+		if k == "global" {
+			for gk, gv := range v.(map[string]any) {
+				cfg["global"].(map[string]any)[gk] = gv
+			}
+			continue
+		}
+		cfg[k] = v
+	}
 	for _, j := range cfg["scrape_configs"].([]any) {
 		job := j.(map[any]any)
 		delete(job, "scrape_interval")

@@ -69,6 +69,14 @@ func Pillars() ([]string, error) {
 	return pillars, err
 }
 
+// Config returns the mixin's default config (config.libsonnet), field by
+// field, as JSON decodes it.
+func Config() (map[string]any, error) {
+	var c map[string]any
+	err := evaluate(`(import 'mixin.libsonnet')._config`, &c)
+	return c, err
+}
+
 // evaluate evaluates snippet against the embedded sources into v.
 func evaluate(snippet string, v any) error {
 	vm := jsonnet.MakeVM()
