@@ -30,6 +30,9 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
     local overview = 'global_stability_scrape_success{%s, endpoint="global-stability"}' % sel,
     local score = 'global_stability_score{%s}' % sel,
     local lowest = $._expr.lowest,
+    // The labels a match across series keeps: none with one Prometheus,
+    // the cluster's with several in one store.
+    local clusterOn = if c.showMultiCluster then c.clusterLabel else '',
     // Endpoints whose as_of a staleness alert reads, other than the overview.
     local asOfEndpoints = 'global-stability/pillar/(%s)|summaries' % std.join('|', c.pillars),
     // Fields of global_stability_invalid_values whose absence has its own
@@ -151,20 +154,34 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
           // selectors are one job and this is up == 0.
           alert(c, 'GlobalStabilityExporterDown', 'critical',
                 |||
-                  up{%(selector)s} == 0 unless on () up{%(exporterSelector)s} == 0
+                  up{%(selector)s} == 0 unless on (%(clusterOn)s) up{%(exporterSelector)s} == 0
                   or
                   up{%(exporterSelector)s} == 0
-                ||| % c, c.exporterDownFor,
+                ||| % (c { clusterOn: clusterOn }), c.exporterDownFor,
                 'global_stability_exporter {{ $labels.instance }} is down',
                 'Prometheus could not scrape {{ $labels.instance }} for %(exporterDownFor)s: the exporter is down or unreachable (or, for a target of a targets\' file, /probe refused it: a name the file does not hold); every global_stability series of it is absent.' % c),
           alert(c, 'GlobalStabilityConfigReloadFailed', 'warning',
                 'global_stability_exporter_config_last_reload_successful{%(exporterSelector)s} == 0' % c, c.configReloadFailedFor,
                 'The targets\' file of {{ $labels.instance }} did not reload',
                 'The last reload of the exporter\'s targets\' file (--config.file) failed %(configReloadFailedFor)s ago or more: the targets loaded before are still served, and what the file changes is not. The exporter\'s log says which target and field.' % c),
-          alert(c, 'GlobalStabilityExporterAbsent', 'critical',
-                'absent(up{%(selector)s})' % c, c.exporterAbsentFor,
-                'No global_stability_exporter target is being scraped',
-                'Prometheus has had no target matching {%(selector)s} for %(exporterAbsentFor)s: the exporter is gone from service discovery or the scrape configuration.' % c),
+          // absent() knows no cluster: in a store of several, it fires only
+          // when every cluster has lost the exporter. There, a job of a
+          // cluster (and namespace, on Kubernetes) scraped within the past
+          // day and no longer; one never scraped is not known.
+          if c.showMultiCluster then
+            alert(c, 'GlobalStabilityExporterAbsent', 'critical',
+                  |||
+                    group by (%(clusterLabel)s, namespace, job) (max_over_time(up{%(selector)s}[1d]))
+                    unless on (%(clusterLabel)s, namespace, job)
+                    up{%(selector)s}
+                  ||| % c, c.exporterAbsentFor,
+                  'No global_stability_exporter target is being scraped in {{ $labels.%(clusterLabel)s }}' % c,
+                  'The Prometheus of {{ $labels.%(clusterLabel)s }} has had no target matching {%(selector)s} for %(exporterAbsentFor)s, after scraping one within the past day: the exporter is gone from service discovery or the scrape configuration.' % c)
+          else
+            alert(c, 'GlobalStabilityExporterAbsent', 'critical',
+                  'absent(up{%(selector)s})' % c, c.exporterAbsentFor,
+                  'No global_stability_exporter target is being scraped',
+                  'Prometheus has had no target matching {%(selector)s} for %(exporterAbsentFor)s: the exporter is gone from service discovery or the scrape configuration.' % c),
         ],
       },
     ],

@@ -26,6 +26,17 @@
     ownTargetLabel: if self.multiTarget then 'target' else 'instance',
     processSelector: if self.multiTarget then self.exporterSelector else '%s, instance=~"$instance"' % self.exporterSelector,
 
+    // Several clusters in one store (Thanos, Mimir, Cortex, or a Prometheus
+    // receiving the others' remote write), each Prometheus telling its
+    // series apart by an external label, clusterLabel. With
+    // showMultiCluster, every rule and alert keeps that label where it
+    // aggregates or matches across series, so that a fault in one cluster
+    // fires for that cluster only, and every dashboard gets a cluster
+    // variable before the others, its queries selecting it. Off, the
+    // rendered rules and dashboards are those of one Prometheus.
+    clusterLabel: 'cluster',
+    showMultiCluster: false,
+
     // The spec's four pillars, as the exporter's pillar label and drilldown
     // endpoints spell them (mixin_test.go checks them against the client).
     // Not a setting: the alerts that notice a pillar score or a drilldown's

@@ -41,14 +41,18 @@ function(config={})
     dashboardUIDPrefix: '__GSE_UID_PREFIX__',
     dashboardTitlePrefix: '__GSE_TITLE_PREFIX__',
   } };
+  // And for a release whose Prometheus shares a store with other clusters'
+  // (the chart's clusterLabel): the label's name is a placeholder too.
+  local chartMultiCluster = chart { _config+:: { showMultiCluster: true, clusterLabel: '__GSE_CLUSTER_LABEL__' } };
   local chartDir = 'charts/global-stability-exporter/files/';
   local json(doc) = std.manifestJsonEx(doc, '  ') + '\n';
-  {
-    [chartDir + 'rules.json']: json({ groups: chart.prometheusRules.groups + chart.prometheusAlerts.groups }),
+  local chartFiles(m, dir) = {
+    [dir + 'rules.json']: json({ groups: m.prometheusRules.groups + m.prometheusAlerts.groups }),
   } + {
-    [chartDir + 'dashboards/' + name]: json(chart.grafanaDashboards[name])
-    for name in std.objectFields(chart.grafanaDashboards)
-  } + {
+    [dir + 'dashboards/' + name]: json(m.grafanaDashboards[name])
+    for name in std.objectFields(m.grafanaDashboards)
+  };
+  chartFiles(chart, chartDir) + chartFiles(chartMultiCluster, chartDir + 'multicluster/') + {
     ['examples/kubernetes/dashboards/' + name]: json(mixin.grafanaDashboards[name])
     for name in std.objectFields(mixin.grafanaDashboards)
   } + {

@@ -3,14 +3,14 @@
 local p = import 'panels.libsonnet';
 
 function(c)
-  local sel = '%s, instance=~"$instance"' % c.selector;
+  local sel = p.selector(c);
   local q(metric, extra='') = '%s{%s%s}' % [metric, sel, extra];
   // The exporter's own series: its requests, reuse, quota, scrapes, mode.
   local own(metric) = '%s{%s}' % [metric, p.own(c)];
   local pillarLegend(pillar) = pillar;
   p.dashboard(c, 'overview', 'Overview',
               'Composite score, pillars, conflict events, briefings, data freshness and exporter health from global_stability_exporter.',
-              p.variables(c.selector),
+              p.variables(c),
               [
                 // Row 1: the composite.
                 p.gauge('Composite score',

@@ -107,9 +107,17 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
     self.panel('table', title, description, pos, targets, unit, {}, [], { showHeader: true, cellHeight: 'sm' })
     + { transformations: transformations },
 
-  // The variables every dashboard has: the data source, and the exporter
-  // instances the selector matches.
-  variables(selector):: [
+  // The matcher of the cluster the dashboard shows, when it shows one of
+  // several (showMultiCluster); '' otherwise. Appended to a selector.
+  cluster(c):: if c.showMultiCluster then ', %s="$cluster"' % c.clusterLabel else '',
+
+  // The selector of a dashboard's series: the mixin's, in the chosen
+  // cluster, of the chosen instances.
+  selector(c):: '%s%s, instance=~"$instance"' % [c.selector, self.cluster(c)],
+
+  // The variables every dashboard has: the data source, the cluster (with
+  // several), and the exporter instances the selector matches in it.
+  variables(c):: [
     {
       name: 'datasource',
       label: 'Data source',
@@ -123,7 +131,10 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
       includeAll: false,
       multi: false,
     },
-    self.queryVariable('instance', 'Instance', 'label_values(global_stability_up{%s}, instance)' % selector, multi=true),
+  ] + (
+    if c.showMultiCluster then [self.queryVariable('cluster', 'Cluster', 'label_values(global_stability_up{%s}, %s)' % [c.selector, c.clusterLabel])] else []
+  ) + [
+    self.queryVariable('instance', 'Instance', 'label_values(global_stability_up{%s%s}, instance)' % [c.selector, self.cluster(c)], multi=true),
   ],
 
   queryVariable(name, label, query, multi=false, hide=0):: {
@@ -149,10 +160,10 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
   // Matchers of the exporter's own series of the instances (targets) the
   // dashboard shows: with several targets, they carry the target's name in
   // a target label, and come from the exporter's own job.
-  own(c):: '%s, %s=~"$instance"' % [c.exporterSelector, c.ownTargetLabel],
+  own(c):: '%s%s, %s=~"$instance"' % [c.exporterSelector, self.cluster(c), c.ownTargetLabel],
   // The same of series about the whole process (its mode, its build):
   // with several targets, they name no target.
-  process(c):: c.processSelector,
+  process(c):: c.processSelector + self.cluster(c),
 
   dashboard(c, uidSuffix, title, description, variables, panels):: {
     annotations: { list: [{

@@ -4,12 +4,12 @@
 local p = import 'panels.libsonnet';
 
 function(c)
-  local sel = '%s, instance=~"$instance"' % c.selector;
+  local sel = p.selector(c);
   local ofPillar = '%s, pillar="$pillar"' % sel;
   local endpoint = '%s, endpoint="global-stability/pillar/$pillar"' % sel;
   p.dashboard(c, 'pillar', 'Pillar',
               'One pillar of the global stability score: its score, 24h change, every indicator, and the health of its drilldown endpoint, from global_stability_exporter.',
-              p.variables(c.selector) + [
+              p.variables(c) + [
                 p.queryVariable('pillar', 'Pillar', 'label_values(global_stability_pillar_score{%s}, pillar)' % sel),
                 // Hidden: it only drives the repeated indicator panels.
                 p.queryVariable('indicator', 'Indicator', 'label_values(global_stability_pillar_indicator{%s}, indicator)' % ofPillar, multi=true, hide=2),
