@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	monitoringv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -36,6 +37,7 @@ type manifests struct {
 	networkPolicies map[string]*networkingv1.NetworkPolicy
 	serviceMonitors map[string]*monitoringv1.ServiceMonitor
 	prometheusRules map[string]*monitoringv1.PrometheusRule
+	amConfigs       map[string]*monitoringv1alpha1.AlertmanagerConfig
 	kinds           []string // in the order rendered
 }
 
@@ -119,6 +121,7 @@ func decodeStrictly(t *testing.T, stream []byte) manifests {
 		serviceAccounts: map[string]*corev1.ServiceAccount{}, secrets: map[string]*corev1.Secret{},
 		configMaps: map[string]*corev1.ConfigMap{}, networkPolicies: map[string]*networkingv1.NetworkPolicy{},
 		serviceMonitors: map[string]*monitoringv1.ServiceMonitor{}, prometheusRules: map[string]*monitoringv1.PrometheusRule{},
+		amConfigs: map[string]*monitoringv1alpha1.AlertmanagerConfig{},
 	}
 	for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(stream), -1) {
 		js, err := yaml.YAMLToJSON([]byte(doc))
@@ -156,6 +159,8 @@ func decodeStrictly(t *testing.T, stream []byte) manifests {
 			obj = put(m.serviceMonitors, meta.Metadata.Name)
 		case "monitoring.coreos.com/v1 PrometheusRule":
 			obj = put(m.prometheusRules, meta.Metadata.Name)
+		case "monitoring.coreos.com/v1alpha1 AlertmanagerConfig":
+			obj = put(m.amConfigs, meta.Metadata.Name)
 		default:
 			t.Fatalf("document %d: %s %s is a kind this test does not know; add it", i, meta.APIVersion, meta.Kind)
 		}

@@ -105,10 +105,11 @@ job="{{ include "gse.exporterJob" . }}", namespace="{{ .Release.Namespace }}"
 {{- define "gse.targetKeyDir" -}}/etc/global-stability/targets/{{ . }}{{- end }}
 
 {{/*
-gse.fromMixin renders a file of files/ (JSON from `make mixin`) for this
-release: the placeholders become the release's selector, dashboard UID
-prefix and title prefix, each escaped for a JSON string. Arguments: (list
-$ "files/path.json").
+gse.fromMixin renders a file of the mixin (JSON from `make mixin`, in
+gse.mixinDir) for this release: the placeholders become the release's
+selector, dashboard UID prefix and title prefix, each escaped for a JSON
+string, and the cluster label. Arguments: (list $ "path.json"), the path
+below the mixin's directory.
 */}}
 {{- define "gse.fromMixin" -}}
 {{- $ := index . 0 }}
@@ -123,13 +124,22 @@ $ "files/path.json").
 {{- $ownLabel = "target" }}
 {{- $process = $own }}
 {{- end }}
-{{- $.Files.Get $file
+{{- $.Files.Get (printf "%s%s" (include "gse.mixinDir" $) $file)
+    | replace "__GSE_CLUSTER_LABEL__" $.Values.clusterLabel
     | replace "__GSE_EXPORTER_SELECTOR__" (include "gse.jsonEscape" $own)
     | replace "__GSE_OWN_LABEL__" $ownLabel
     | replace "__GSE_PROCESS_SELECTOR__" (include "gse.jsonEscape" $process)
     | replace "__GSE_SELECTOR__" (include "gse.jsonEscape" (include "gse.promSelector" $))
     | replace "__GSE_UID_PREFIX__" $uid
     | replace "__GSE_TITLE_PREFIX__" (include "gse.jsonEscape" $title) }}
+{{- end }}
+
+{{/*
+Where the mixin's files for this release are: rendered for one Prometheus,
+or, with clusterLabel, for a store of several clusters.
+*/}}
+{{- define "gse.mixinDir" -}}
+{{- if .Values.clusterLabel }}files/multicluster/{{ else }}files/{{ end -}}
 {{- end }}
 
 {{/* A string escaped for the inside of a JSON string. */}}
@@ -179,6 +189,9 @@ port of apiUrl, else its scheme's.
 Values that cannot work stop `helm install` with a message naming the value.
 */}}
 {{- define "gse.validate" -}}
+{{- if and .Values.clusterLabel (not (regexMatch "^[a-zA-Z_][a-zA-Z0-9_]*$" (toString .Values.clusterLabel))) }}
+{{- fail (printf "clusterLabel %q is not a Prometheus label name: want letters, digits and '_', e.g. cluster (the external label your Prometheus servers tell their clusters apart by)" (toString .Values.clusterLabel)) }}
+{{- end }}
 {{- if .Values.targets }}
 {{- if or .Values.demo .Values.apiUrl .Values.existingSecret .Values.apiKey }}
 {{- fail "targets: each target has its own apiUrl and existingSecret: unset apiUrl, existingSecret, apiKey and demo (the exporter refuses --config.file beside a URL or key of its own)" }}
@@ -225,16 +238,19 @@ true (always: helm template for a GitOps tool that does not pass the
 cluster's API versions), false (never), or auto (the default: where the
 cluster serves monitoring.coreos.com/v1/<kind>, so that the defaults install
 on a cluster without the operator too). Arguments: root context, value,
-kind, the value's name for messages. Renders "true" or nothing.
+kind, the value's name for messages, and optionally the API version (v1
+unless given). Renders "true" or nothing.
 */}}
 {{- define "gse.operatorKind" -}}
 {{- $root := index . 0 -}}
 {{- $enabled := toString (index . 1) -}}
 {{- $kind := index . 2 -}}
+{{- $version := "v1" -}}
+{{- if gt (len .) 4 }}{{ $version = index . 4 }}{{ end -}}
 {{- if eq $enabled "true" -}}
 true
 {{- else if eq $enabled "auto" -}}
-{{- if $root.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/v1/%s" $kind) }}true{{ end -}}
+{{- if $root.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/%s/%s" $version $kind) }}true{{ end -}}
 {{- else if ne $enabled "false" -}}
 {{- fail (printf "%s is %q: want auto (where the cluster has the prometheus-operator's %s), true or false" (index . 3) $enabled $kind) -}}
 {{- end -}}
