@@ -49,10 +49,16 @@ type Panel struct {
 	Targets     []Target
 	Panels      []Panel
 	Repeat      string
+	// Transformations Grafana applies to the queries' frames, in order.
+	Transformations []struct {
+		ID      string
+		Options json.RawMessage
+	}
 	FieldConfig struct {
 		Defaults struct {
 			Unit       string
 			Min        *float64
+			Custom     struct{ AxisLabel string }
 			Color      struct{ Mode string }
 			Thresholds *struct {
 				Steps []struct {

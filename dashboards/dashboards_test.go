@@ -171,3 +171,74 @@ func TestPanelsNameTheRecordingRulesTheyNeed(t *testing.T) {
 		}
 	}
 }
+
+// aggregation is a PromQL aggregation over a query, with the labels it
+// keeps: "sum by (instance, lat, lon) (...)".
+var aggregation = regexp.MustCompile(`^\s*(?:sum|max|min|avg|count|group)\s+by\s*\(([^)]*)\)`)
+
+// TestMergesHaveAJoinField: Grafana's merge transformation joins rows of
+// its frames whose every label column is equal; two queries of different
+// series always differ in __name__ (and whatever else one has), so no row
+// would carry both values: the map's bubbles once all had one colour so.
+// Each query of a merged panel must therefore aggregate to the same
+// labels, which are the join.
+func TestMergesHaveAJoinField(t *testing.T) {
+	merges := 0
+	for _, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			merged := false
+			for _, tr := range p.Transformations {
+				merged = merged || tr.ID == "merge"
+			}
+			if !merged {
+				continue
+			}
+			merges++
+			var join string
+			for i, tg := range p.Targets {
+				m := aggregation.FindStringSubmatch(tg.Expr)
+				if m == nil {
+					t.Errorf("%s / %q: %s is merged without an aggregation to the labels to join on: its __name__ differs from the other queries'", d.File, p.Title, tg.Expr)
+					continue
+				}
+				labels := strings.Join(strings.Fields(strings.ReplaceAll(m[1], ",", " ")), ",")
+				if i == 0 {
+					join = labels
+				} else if labels != join {
+					t.Errorf("%s / %q: queries aggregate by (%s) and by (%s): merge joins on every label, so their rows never meet", d.File, p.Title, join, labels)
+				}
+			}
+		}
+	}
+	if merges == 0 {
+		t.Error("no panel merges queries: the map's count and escalation are joined by one")
+	}
+}
+
+// rateUnit: a unit that says "per" something: Grafana's throughput units
+// (reqps, Bps, ops, ...), or a custom suffix with a slash.
+var rateUnit = regexp.MustCompile(`(ps|pm)$|^suffix:.*/`)
+
+// TestRatePanelsSayPerWhat: a time series of a rate (rate(), a :rate
+// recording rule) has an axis that says per what: a throughput unit, or an
+// axis label. "150" beside "16 KiB" says neither.
+func TestRatePanelsSayPerWhat(t *testing.T) {
+	for _, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			if p.Type != "timeseries" {
+				continue
+			}
+			isRate := false
+			for _, tg := range p.Targets {
+				isRate = isRate || strings.Contains(tg.Expr, "rate(") || strings.Contains(tg.Expr, ":rate")
+			}
+			if !isRate {
+				continue
+			}
+			unit, label := p.FieldConfig.Defaults.Unit, p.FieldConfig.Defaults.Custom.AxisLabel
+			if !rateUnit.MatchString(unit) && !strings.Contains(label, "per ") {
+				t.Errorf("%s / %q plots a rate with unit %q and axis label %q: neither says per what", d.File, p.Title, unit, label)
+			}
+		}
+	}
+}

@@ -372,7 +372,11 @@ type cause struct {
 	end       func(c *causeRun) error
 	announced []string // in order
 	resolved  []string // any order
-	instance  string   // the alerts' instance label: the target's name unless set
+	// Alerts that fire in Prometheus while the cause lasts but that an
+	// inhibit rule must keep from every receiver: checked to fire, so that
+	// the test shows the rule at work, not an alert that never came.
+	hidden   []string
+	instance string // the alerts' instance label: the target's name unless set
 }
 
 type step struct {
@@ -411,6 +415,7 @@ const hold = 40 * time.Second
 // when it ends. A healthy target notifies nothing. The causes run side by
 // side on one Prometheus and one Alertmanager.
 func TestOneNotificationPerCause(t *testing.T) {
+	t.Parallel() // mostly waiting, as is TestAlertsAcrossClusters
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
 	hook := newWebhook(t)
@@ -463,6 +468,7 @@ func TestOneNotificationPerCause(t *testing.T) {
 				}, "pager firing GlobalStabilityScoreCritical"},
 			},
 			resolved: []string{"pager resolved GlobalStabilityScoreCritical", "ticket resolved GlobalStabilityScoreWarning"},
+			hidden:   []string{"GlobalStabilityScoreWarning"},
 		},
 		{
 			// The API stops refreshing: every as_of ages, the summary's
@@ -477,6 +483,7 @@ func TestOneNotificationPerCause(t *testing.T) {
 				c.api.set("summaries", func(int) (int, string) { return 200, summary(stale) })
 				return nil
 			}, "ticket firing GlobalStabilityDataStale"}},
+			hidden: []string{"GlobalStabilitySummaryStale"},
 		},
 		{
 			name:     "quota-low",
@@ -497,7 +504,8 @@ func TestOneNotificationPerCause(t *testing.T) {
 					return 200, overview("90", calm, 0)
 				})
 			},
-			steps: []step{{nothing, "pager firing GlobalStabilityScoreCritical"}},
+			steps:  []step{{nothing, "pager firing GlobalStabilityScoreCritical"}},
+			hidden: []string{"GlobalStabilityScoreWarning"},
 		},
 		{
 			name: "score-critical-failing-every-other-scrape",
@@ -509,7 +517,8 @@ func TestOneNotificationPerCause(t *testing.T) {
 					return 200, overview("90", calm, 0)
 				})
 			},
-			steps: []step{{nothing, "pager firing GlobalStabilityScoreCritical"}},
+			steps:  []step{{nothing, "pager firing GlobalStabilityScoreCritical"}},
+			hidden: []string{"GlobalStabilityScoreWarning"},
 		},
 		{
 			name: "as-of-stale-missing-every-fourth",
@@ -543,7 +552,10 @@ func TestOneNotificationPerCause(t *testing.T) {
 		}
 		runs[c.name] = run
 		names = append(names, c.name)
-		fmt.Fprintf(&targets, "  - name: %s\n    api_url: %s\n    api_key_file: %s\n", c.name, api.URL(), keyFile)
+		// The summary's 15-minute refresh interval, scaled as the mixin's
+		// durations are: a summary is asked for again within 15s, so that
+		// its stale as_of arrives while the cause lasts.
+		fmt.Fprintf(&targets, "  - name: %s\n    api_url: %s\n    api_key_file: %s\n    summary_refresh_interval: 15s\n", c.name, api.URL(), keyFile)
 	}
 	targetsFile := filepath.Join(dir, "targets.yml")
 	if err := os.WriteFile(targetsFile, []byte(targets.String()), 0o600); err != nil {
@@ -604,6 +616,17 @@ func (c cause) run(base string, hook *webhook, run *causeRun, exporterAddr strin
 		}
 	}
 	time.Sleep(hold)
+	if len(c.hidden) > 0 {
+		firing, err := firingAlerts(base, c.name)
+		if err != nil {
+			failures = fail("%v", err)
+		}
+		for _, h := range c.hidden {
+			if !firing[h] {
+				failures = fail("%s does not fire in Prometheus, so the inhibit rule that should hide it is not tested (firing: %v)", h, firing)
+			}
+		}
+	}
 	if c.end != nil {
 		if err := c.end(run); err != nil {
 			return fail("%v", err)
@@ -640,6 +663,22 @@ func (c cause) run(base string, hook *webhook, run *causeRun, exporterAddr strin
 		instance = exporterAddr
 	}
 	return append(failures, checkLabels(ns, c.name, instance)...)
+}
+
+// firingAlerts returns the names of the alerts about target that fire in
+// Prometheus now.
+func firingAlerts(base, target string) (map[string]bool, error) {
+	r, err := promGet(base, "/api/v1/alerts", nil)
+	if err != nil {
+		return nil, err
+	}
+	firing := map[string]bool{}
+	for _, a := range r.Data.Alerts {
+		if a.Labels["target"] == target && a.State == "firing" {
+			firing[a.Labels["alertname"]] = true
+		}
+	}
+	return firing, nil
 }
 
 // poll waits up to a minute for ok.
@@ -693,4 +732,146 @@ func describe(ns []notification) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// TestAlertsAcrossClusters: two clusters' Prometheus servers (external
+// labels cluster a and b), each scraping its own exporter, remote-write to
+// a third that evaluates the mixin rendered with showMultiCluster (and the
+// durations scaled) and sends to a real Alertmanager with the example's
+// configuration. Faults in cluster a notify once each, for cluster a only,
+// and resolve: its API down (the composite score unavailable), then its
+// exporter gone from its Prometheus's targets, which absent() could not see
+// in a store that still holds cluster b's.
+func TestAlertsAcrossClusters(t *testing.T) {
+	t.Parallel()
+	prometheus := need(t, "prometheus")
+	dir := t.TempDir()
+	hook := newWebhook(t)
+	amAddr := startAlertmanager(t, dir, alertmanagerConfig(t, hook.URL))
+	exporter := buildExporter(t, dir)
+
+	central := freeAddr(t)
+	centralDir := filepath.Join(dir, "central")
+	if err := os.MkdirAll(centralDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules := renderRules(t, centralDir, scaledMixinConfig(t, "{showMultiCluster: true}"))
+	writeYAML(t, filepath.Join(centralDir, "prometheus.yml"), map[string]any{
+		"global":         map[string]any{"evaluation_interval": "1s"},
+		"rule_files":     []string{rules},
+		"alerting":       map[string]any{"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{amAddr}}}}}},
+		"scrape_configs": []any{},
+	})
+	start(t, prometheus, "--config.file="+filepath.Join(centralDir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(centralDir, "data"),
+		"--web.listen-address="+central, "--web.enable-remote-write-receiver", "--log.level=warn")
+	base := "http://" + central
+
+	// clusterConfig is a cluster's Prometheus: its exporter scraped (none
+	// when gone), everything sent to the central one.
+	clusterConfig := func(name, exporterAddr string) map[string]any {
+		var targets []string
+		if exporterAddr != "" {
+			targets = []string{exporterAddr}
+		}
+		return map[string]any{
+			"global": map[string]any{"scrape_interval": "1s", "scrape_timeout": "1s", "external_labels": map[string]string{"cluster": name}},
+			"scrape_configs": []any{map[string]any{
+				"job_name": "global_stability", "static_configs": []any{map[string]any{"targets": targets}},
+			}},
+			"remote_write": []any{map[string]any{
+				"url":          base + "/api/v1/write",
+				"queue_config": map[string]any{"batch_send_deadline": "500ms", "min_backoff": "100ms", "max_backoff": "1s"},
+			}},
+		}
+	}
+	apis, exporters, promAddrs := map[string]*fakeAPI{}, map[string]string{}, map[string]string{}
+	for _, name := range []string{"a", "b"} {
+		key := "gsk_cluster_" + name + "_0123456789"
+		apis[name] = newFakeAPI(t, key)
+		keyFile := filepath.Join(dir, name+".key")
+		if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		exporters[name] = freeAddr(t)
+		start(t, exporter, "--api.url="+apis[name].URL(), "--api.key-file="+keyFile, "--web.listen-address="+exporters[name],
+			"--api.summary-refresh-interval=15s")
+		promAddrs[name] = freeAddr(t)
+		cdir := filepath.Join(dir, name)
+		if err := os.MkdirAll(cdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeYAML(t, filepath.Join(cdir, "prometheus.yml"), clusterConfig(name, exporters[name]))
+		start(t, prometheus, "--config.file="+filepath.Join(cdir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(cdir, "data"),
+			"--web.listen-address="+promAddrs[name], "--web.enable-lifecycle", "--log.level=warn")
+	}
+	for _, name := range []string{"a", "b"} {
+		eventually(t, base, fmt.Sprintf(`global_stability_up{cluster=%q} == 1`, name), 1)
+	}
+
+	// phase applies a fault to cluster a, waits for its one announcement,
+	// holds it, ends it and waits for the resolution.
+	phase := func(fault, heal func() error, want string) {
+		t.Helper()
+		if err := fault(); err != nil {
+			t.Fatal(err)
+		}
+		if err := poll(func() bool { a, _ := events(hook.of("cluster", "a")); return slices.Contains(a, want) }); err != nil {
+			t.Fatalf("no %q for cluster a after a minute; notifications:\n%s", want, describe(hook.all))
+		}
+		time.Sleep(20 * time.Second) // a twin, or a notification for b, would be here by now
+		if err := heal(); err != nil {
+			t.Fatal(err)
+		}
+		resolved := strings.Replace(want, " firing ", " resolved ", 1)
+		if err := poll(func() bool { _, r := events(hook.of("cluster", "a")); return slices.Contains(r, resolved) }); err != nil {
+			t.Fatalf("no %q for cluster a after a minute; notifications:\n%s", resolved, describe(hook.all))
+		}
+	}
+	phase(func() error { apis["a"].down(); return nil }, apis["a"].up,
+		"pager firing GlobalStabilityScoreUnavailable")
+	reload := func(exporterAddr string) func() error {
+		return func() error {
+			writeYAML(t, filepath.Join(dir, "a", "prometheus.yml"), clusterConfig("a", exporterAddr))
+			resp, err := http.Post("http://"+promAddrs["a"]+"/-/reload", "", nil)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("reloading cluster a's Prometheus: %s", resp.Status)
+			}
+			return nil
+		}
+	}
+	phase(reload(""), reload(exporters["a"]), "pager firing GlobalStabilityExporterAbsent")
+	time.Sleep(5 * time.Second) // a late notification would be here by now
+
+	announced, resolved := events(hook.of("cluster", "a"))
+	wantAnnounced := []string{"pager firing GlobalStabilityScoreUnavailable", "pager firing GlobalStabilityExporterAbsent"}
+	wantResolved := []string{"pager resolved GlobalStabilityExporterAbsent", "pager resolved GlobalStabilityScoreUnavailable"}
+	hook.mu.Lock()
+	all := slices.Clone(hook.all)
+	hook.mu.Unlock()
+	if !slices.Equal(announced, wantAnnounced) || !slices.Equal(resolved, wantResolved) || len(all) != len(hook.of("cluster", "a")) {
+		t.Errorf("notifications (cluster a: announced %q, resolved %q; want %q and %q); every one, of any cluster:\n%s",
+			announced, resolved, wantAnnounced, wantResolved, describe(all))
+	}
+	for _, n := range all {
+		for _, a := range n.Alerts {
+			if a.Labels["cluster"] != "a" {
+				t.Errorf("%s notified with cluster %q: the rules lost the cluster label", a.Labels["alertname"], a.Labels["cluster"])
+			}
+		}
+	}
+}
+
+func writeYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -34,7 +34,8 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 	keys := map[string]string{"prod": "key-prod-0123456789", "staging": "key-staging-0123456789", "added": "key-added-0123456789"}
 	var sims []*simulator.Simulator
 	for i, name := range []string{"prod", "staging", "added"} {
-		sims = append(sims, simulator.New(simulator.Config{Key: keys[name], Seed: uint64(i + 1)}))
+		// A quota announced, so that the quota panel has data too.
+		sims = append(sims, simulator.New(simulator.Config{Key: keys[name], Seed: uint64(i + 1), RateLimit: 1_000_000}))
 		if err := os.WriteFile(filepath.Join(dir, name+".key"), []byte(keys[name]), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -136,14 +136,20 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 ||| % [sel, ownAlertFields, c.gapWindow, overview, score], c.invalidDataFor,
                 '{{ $labels.endpoint }} sends invalid values',
                 'For %(invalidDataFor)s, {{ $value }} values of /v1/{{ $labels.endpoint }} per scrape were missing, null, of the wrong type or implausible; they are left out of the export. global_stability_invalid_values says which fields (score, pillars and as_of are not counted here: their own alerts cover them; nor, while the composite score is absent, the overview).' % c),
+          // One quota per account, read from the headers of every endpoint
+          // (some fetched less often than others, the summary every 15
+          // minutes): one alert per exporter or target, at the lowest share
+          // any endpoint announces, so that a late reading is no new alert.
           alert(c, 'GlobalStabilityAPIQuotaLow', 'warning',
                 |||
-                  100 * global_stability_api_rate_limit_remaining{%(exporterSelector)s} / global_stability_api_rate_limit_limit{%(exporterSelector)s} < %(quotaLowPercent)s
-                  unless
-                  global_stability_api_rate_limit_reset_timestamp_seconds{%(exporterSelector)s} - time() < 60
+                  min without (endpoint) (
+                    100 * global_stability_api_rate_limit_remaining{%(exporterSelector)s} / global_stability_api_rate_limit_limit{%(exporterSelector)s}
+                    unless
+                    global_stability_api_rate_limit_reset_timestamp_seconds{%(exporterSelector)s} - time() < 60
+                  ) < %(quotaLowPercent)s
                 ||| % c, c.quotaLowFor,
-                'Only {{ $value | printf "%.1f" }}% of the API quota is left ({{ $labels.endpoint }}{{ with $labels.target }}, target {{ . }}{{ end }})',
-                'The API announces (rate-limit headers on /v1/{{ $labels.endpoint }}) that less than %(quotaLowPercent)s%% of its quota has been left for %(quotaLowFor)s, and the window does not reset within a minute. Once it runs out, the API answers 429 and every endpoint fails until the reset.' % c),
+                'Only {{ $value | printf "%.1f" }}% of the API quota is left{{ with $labels.target }} (target {{ . }}){{ end }}',
+                'The API announces (rate-limit headers) that less than %(quotaLowPercent)s%% of its quota has been left for %(quotaLowFor)s (the lowest share any endpoint\'s answers give), and that window does not reset within a minute. Once it runs out, the API answers 429 and every endpoint fails until the reset.' % c),
           alert(c, 'GlobalStabilityDemoData', 'warning',
                 'global_stability_exporter_demo{%(exporterSelector)s} == 1' % c, c.demoDataFor,
                 '{{ $labels.instance }} exports made-up demo data',

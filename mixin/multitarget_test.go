@@ -91,10 +91,10 @@ tests:
       - eval_time: 10m
         alertname: GlobalStabilityAPIQuotaLow
         exp_alerts:
-          - exp_labels: {severity: warning, job: global_stability_exporter, instance: "gse:10110", target: prod, endpoint: conflict}
+          - exp_labels: {severity: warning, job: global_stability_exporter, instance: "gse:10110", target: prod}
             exp_annotations:
-              summary: "Only 0.5% of the API quota is left (conflict, target prod)"
-              description: "The API announces (rate-limit headers on /v1/conflict) that less than 10% of its quota has been left for 5m, and the window does not reset within a minute. Once it runs out, the API answers 429 and every endpoint fails until the reset."
+              summary: "Only 0.5% of the API quota is left (target prod)"
+              description: "The API announces (rate-limit headers) that less than 10% of its quota has been left for 5m (the lowest share any endpoint's answers give), and that window does not reset within a minute. Once it runs out, the API answers 429 and every endpoint fails until the reset."
               runbook_url: "https://github.com/global-stability/global_stability_exporter/blob/main/docs/runbooks.md#globalstabilityapiquotalow"
 `
 

@@ -66,7 +66,14 @@ function(c)
                 p.panel('geomap', 'Where conflict events cluster',
                         'Recent conflict events counted per grid cell (global_stability_conflict_events_by_cell; cell size set by --collector.conflict.grid-degrees). Bubble size and the number on it: events in the cell; colour: the highest escalation in it (global_stability_conflict_escalation_max_by_cell, green 0 to red 1). Hover for the cell, its count and escalation. Readable without map tiles too.',
                         [12, 16, 12, 12],
-                        [p.target(q('global_stability_conflict_events_by_cell'), instant=true, table=true), p.target(q('global_stability_conflict_escalation_max_by_cell'), instant=true, table=true)],
+                        // Both queries aggregated to the same labels (no __name__,
+                        // no job): Grafana's merge joins rows whose every label
+                        // column is equal, so that each cell's row carries both
+                        // its count and its escalation.
+                        [
+                          p.target('sum by (instance, lat, lon) (%s)' % q('global_stability_conflict_events_by_cell'), instant=true, table=true),
+                          p.target('max by (instance, lat, lon) (%s)' % q('global_stability_conflict_escalation_max_by_cell'), instant=true, table=true),
+                        ],
                         defaults={ color: { mode: 'continuous-GrYlRd' }, thresholds: p.thresholds(['green', [0.4, 'yellow'], [0.7, 'red']]) },
                         overrides=[{ matcher: { id: 'byName', options: 'max escalation' }, properties: [{ id: 'min', value: 0 }, { id: 'max', value: 1 }, { id: 'decimals', value: 2 }] }],
                         options={
@@ -75,7 +82,8 @@ function(c)
                           basemap: { type: 'default', name: 'Basemap', config: {} },
                           layers: [{
                             type: 'markers',
-                            name: 'Conflict events',
+                            // The legend shows the colour scale under the layer's name.
+                            name: 'Highest escalation',
                             tooltip: true,
                             location: { mode: 'coords', latitude: 'lat', longitude: 'lon' },
                             config: {
@@ -95,7 +103,7 @@ function(c)
                   transformations: [
                     { id: 'merge', options: {} },
                     { id: 'convertFieldType', options: { conversions: [{ targetField: 'lat', destinationType: 'number' }, { targetField: 'lon', destinationType: 'number' }], fields: {} } },
-                    { id: 'organize', options: { excludeByName: { Time: true, __name__: true, job: true }, renameByName: { 'Value #A': 'events', 'Value #B': 'max escalation' } } },
+                    { id: 'organize', options: { excludeByName: { Time: true }, renameByName: { 'Value #A': 'events', 'Value #B': 'max escalation' } } },
                   ],
                 },
                 p.stat('Newest conflict event', 'occurred_at of the newest recent event (global_stability_conflict_latest_event_timestamp_seconds).',
@@ -114,45 +122,62 @@ function(c)
                            [0, 28, 12, 8], [p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}', instant=true)],
                            unit='s', defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.summaryStaleSeconds, 'orange'], [c.dataStaleSeconds, 'red']]) }),
                 p.timeSeries('Data age over time',
-                             "Age of each endpoint's as_of, of the newest conflict event and of the latest briefing. A log axis, so that ages of seconds (endpoints) and of hours (the daily briefing) are all readable. The endpoints' ages read the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin's rules): without that group, only the event and briefing lines show.",
+                             "Age of each endpoint's as_of, of the newest conflict event and of the latest briefing, as d hh:mm:ss. A log axis, so that ages of seconds (endpoints) and of hours (the daily briefing) are all readable. The endpoints' ages read the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin's rules): without that group, only the event and briefing lines show.",
                              [12, 28, 12, 8],
                              [
                                p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}'),
                                p.target('time() - %s' % q('global_stability_conflict_latest_event_timestamp_seconds'), 'newest conflict event'),
                                p.target('time() - %s' % q('global_stability_briefing_latest_published_timestamp_seconds'), 'latest briefing'),
                              ],
-                             unit='s', logScale=true),
+                             // Decades of seconds (10 s, 100 s, 1000 s) read as
+                             // 00:01:40 and 00:16:40, not 1.67 min and 16.7 min.
+                             unit='dtdhms', logScale=true,
+                             overrides=p.endpointColorOverrides + [
+                               { matcher: { id: 'byName', options: 'newest conflict event' }, properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'dark-yellow' } }] },
+                               { matcher: { id: 'byName', options: 'latest briefing' }, properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'text' } }] },
+                             ]),
 
                 // Row 5: the exporter and the API.
-                p.stat('API (global_stability_up)', '1 when every endpoint answered in the last scrape (global_stability_up).',
+                p.stat('API reachable', '1 when every endpoint answered in the last scrape (global_stability_up).',
                        [0, 36, 4, 4], [p.target(q('global_stability_up'), '{{instance}}', instant=true)],
                        defaults={ mappings: p.okFailed, color: { mode: 'thresholds' }, thresholds: p.thresholds(['red', [1, 'green']]) }, colorMode='background'),
-                p.stat('Exporter scrape (up)', "Prometheus' own up for the exporter: 0 when the exporter itself cannot be scraped.",
-                       [0, 40, 4, 2], [p.target('up{%s}' % sel, '{{instance}}', instant=true)],
+                p.stat('Exporter scraped', "Prometheus' own up for the exporter: FAILED when the exporter itself cannot be scraped.",
+                       [4, 36, 4, 4], [p.target('up{%s}' % sel, '{{instance}}', instant=true)],
                        defaults={ mappings: p.okFailed, color: { mode: 'thresholds' }, thresholds: p.thresholds(['red', [1, 'green']]) }, colorMode='background'),
                 p.stat('Data source', 'global_stability_exporter_demo: DEMO when the exporter runs with --demo and every value here is made up.',
-                       [0, 42, 4, 2], [p.target('global_stability_exporter_demo{%s}' % p.process(c), '{{instance}}', instant=true)],
+                       [8, 36, 4, 4], [p.target('global_stability_exporter_demo{%s}' % p.process(c), '{{instance}}', instant=true)],
                        defaults={
-                         mappings: [{ type: 'value', options: { '1': { text: 'DEMO (made up)', color: 'red', index: 0 }, '0': { text: 'real API', color: 'green', index: 1 } } }],
+                         mappings: [{ type: 'value', options: { '1': { text: 'DEMO', color: 'red', index: 0 }, '0': { text: 'real API', color: 'green', index: 1 } } }],
                          color: { mode: 'thresholds' },
                          thresholds: p.thresholds(['green', [1, 'red']]),
                        }, colorMode='background'),
-                p.stateTimeline('Endpoint success', 'Per endpoint, whether each scrape succeeded (global_stability_scrape_success): green OK, red FAILED. A failed endpoint has none of its series in that scrape.',
-                                [4, 36, 8, 8], [p.target(q('global_stability_scrape_success'), '{{endpoint}}')], p.okFailed),
                 p.timeSeries('Endpoint request duration', "Wall time of each endpoint's requests in a scrape, all pages (global_stability_scrape_duration_seconds).",
-                             [12, 36, 12, 8], [p.target(q('global_stability_scrape_duration_seconds'), '{{endpoint}}')], unit='s'),
+                             [12, 36, 12, 8], [p.target(q('global_stability_scrape_duration_seconds'), '{{endpoint}}')], unit='s',
+                             overrides=p.endpointColorOverrides),
+                p.stateTimeline('Endpoint success', 'Per endpoint, whether each scrape succeeded (global_stability_scrape_success): green OK, red FAILED. A failed endpoint has none of its series in that scrape.',
+                                [0, 40, 12, 9], [p.target(q('global_stability_scrape_success'), '{{endpoint}}')], p.okFailed),
                 p.timeSeries('API requests by status code', 'Requests per second to the API by HTTP status code, "error" when no response arrived (recording rule global_stability:api_requests:rate5m).',
-                             [0, 44, 24, 8], [p.target('sum by (code) (global_stability:api_requests:rate5m{%s})' % p.own(c), '{{code}}')], unit='reqps'),
-                p.timeSeries('API load',
-                             'What the exporter costs the API, per hour: requests sent (304s included) against scrapes served (global_stability_exporter_scrapes_total; an HA pair serves twice the scrapes of one server), and body bytes received (right axis). Requests fall below scrapes when answers are reused: fresh by the API\'s Cache-Control, confirmed by a 304, or inside the summary\'s refresh interval (global_stability_api_responses_reused_total).',
-                             [0, 52, 16, 8], [
+                             [12, 44, 12, 5], [p.target('sum by (code) (global_stability:api_requests:rate5m{%s})' % p.own(c), '{{code}}')], unit='reqps'),
+
+                // Row 6: what the exporter costs the API, and what the API allows.
+                p.timeSeries('API requests per hour',
+                             "Requests sent to the API (304s included) against scrapes served (global_stability_exporter_scrapes_total; an HA pair serves twice the scrapes of one server), per hour. Requests fall below scrapes when answers are reused: fresh by the API's Cache-Control, confirmed by a 304, or inside the summary's refresh interval.",
+                             [0, 49, 6, 8], [
                                p.target('sum(rate(%s[5m])) * 3600' % own('global_stability_api_requests_total'), 'requests sent'),
                                p.target('sum(rate(%s[5m])) * 3600' % own('global_stability_exporter_scrapes_total'), 'scrapes served'),
-                               p.target('sum(rate(%s[5m])) * 3600' % own('global_stability_api_received_bytes_total'), 'bytes received'),
                              ],
-                             unit='short',
-                             overrides=[{ matcher: { id: 'byName', options: 'bytes received' }, properties: [{ id: 'unit', value: 'bytes' }, { id: 'custom.axisPlacement', value: 'right' }] }]),
-                p.timeSeries('API answers reused', 'Per hour, endpoints whose stored answer was reused instead of downloaded, by reason (global_stability_api_responses_reused_total): fresh (no request), not_modified (a 304), refresh_interval (no request).',
-                             [16, 52, 8, 8], [p.target('sum by (reason) (rate(%s[5m])) * 3600' % own('global_stability_api_responses_reused_total'), '{{reason}}')],
-                             unit='short'),
+                             unit=p.perHour, defaults={ min: 0 }),
+                p.timeSeries('API bytes received per hour', 'Body bytes received from the API, per hour (global_stability_api_received_bytes_total): what the exporter downloads.',
+                             [6, 49, 6, 8], [p.target('sum(rate(%s[5m])) * 3600' % own('global_stability_api_received_bytes_total'), 'bytes received')],
+                             unit='bytes', defaults={ min: 0, custom+: { axisLabel: 'per hour' } }),
+                p.timeSeries('API answers reused per hour', 'Endpoints whose stored answer was reused instead of downloaded, per hour, by reason (global_stability_api_responses_reused_total): fresh (no request), not_modified (a 304), refresh_interval (no request).',
+                             [12, 49, 6, 8], [p.target('sum by (reason) (rate(%s[5m])) * 3600' % own('global_stability_api_responses_reused_total'), '{{reason}}')],
+                             unit=p.perHour, defaults={ min: 0 }),
+                p.timeSeries('API quota left',
+                             "The share of its quota the API says is left (global_stability_api_rate_limit_remaining / _limit, from its rate-limit headers), per endpoint that sent them; the dashed line is GlobalStabilityAPIQuotaLow's threshold. Empty while the API announces no quota.",
+                             [18, 49, 6, 8],
+                             [p.target('100 * %s / %s' % [own('global_stability_api_rate_limit_remaining'), own('global_stability_api_rate_limit_limit')], '{{endpoint}}')],
+                             unit='percent', defaults={ min: 0, max: 100 },
+                             overrides=p.endpointColorOverrides,
+                             thresholdLines=p.thresholds(['transparent', [c.quotaLowPercent, 'red']])),
               ])

@@ -32,6 +32,25 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
     ],
   },
 
+  // A count per hour: Grafana has no such unit, and a bare number on an
+  // axis does not say what it counts over.
+  perHour:: 'suffix: /h',
+
+  // One fixed colour per endpoint, in every panel with a series per
+  // endpoint: eight series are more than a palette keeps apart. The
+  // drilldowns take their pillar's colour.
+  endpointColors:: {
+    'global-stability': 'text',
+    'global-stability/pillar/conflict': $.pillarColors.conflict,
+    'global-stability/pillar/cyber': $.pillarColors.cyber,
+    'global-stability/pillar/supply_chain': $.pillarColors.supply_chain,
+    'global-stability/pillar/macro': $.pillarColors.macro,
+    conflict: 'yellow',
+    briefings: 'green',
+    summaries: 'light-blue',
+  },
+  endpointColorOverrides:: $.pillarColorOverrides($.endpointColors),
+
   // Overrides that give each pillar's series its own colour.
   pillarColorOverrides(colors, legendOf=function(p) p):: [
     {

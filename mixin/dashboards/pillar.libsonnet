@@ -38,8 +38,9 @@ function(c)
                         transformations=[{ id: 'organize', options: { excludeByName: { Time: true, __name__: true, job: true, pillar: true }, renameByName: { Value: 'value' } } }]),
                 // One panel per indicator (repeated over $indicator): an index
                 // near 1 and a count in thousands cannot share an axis.
-                p.timeSeries('$indicator', "One sub-indicator over time (global_stability_pillar_indicator), on its own axis: indicators come in different units.",
-                             [0, 14, 6, 7], [p.target('global_stability_pillar_indicator{%s, indicator=~"$indicator"}' % ofPillar, '{{instance}}')])
+                p.timeSeries('$indicator', "One sub-indicator over time (global_stability_pillar_indicator), on its own axis: indicators come in different units. The axis always holds zero, so that a steady value is a flat line at its height, not noise magnified.",
+                             [0, 14, 6, 7], [p.target('global_stability_pillar_indicator{%s, indicator=~"$indicator"}' % ofPillar, '{{indicator}} ({{instance}})')],
+                             defaults={ custom+: { axisSoftMin: 0, axisSoftMax: 0 } })
                 + { repeat: 'indicator', repeatDirection: 'h', maxPerRow: 4 },
                 p.timeSeries('Request duration', "Wall time of the drilldown's request in each scrape (global_stability_scrape_duration_seconds).",
                              [0, 21, 12, 6], [p.target('global_stability_scrape_duration_seconds{%s}' % endpoint, '{{instance}}')], unit='s'),
