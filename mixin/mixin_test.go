@@ -69,6 +69,10 @@ func TestEveryAlertHasARunbook(t *testing.T) {
 				t.Errorf("%s: its runbook section lacks %s", a.Alert, part)
 			}
 		}
+		// The receiver its severity reaches in examples/alertmanager/.
+		if want := "**Receiver**: `" + wantReceiver[a.Labels["severity"]] + "` (" + a.Labels["severity"] + ")"; !strings.Contains(body, want) {
+			t.Errorf("%s: its runbook section does not say %s", a.Alert, want)
+		}
 		if a.Annotations["summary"] == "" || a.Annotations["description"] == "" || a.Labels["severity"] == "" {
 			t.Errorf("%s: needs a summary, a description and a severity", a.Alert)
 		}
