@@ -35,7 +35,7 @@ func scaledMixinConfig(t *testing.T, overrides string) string {
 	var fields []string
 	for name, v := range defaults {
 		s, ok := v.(string)
-		if !ok || !(strings.HasSuffix(name, "For") || name == "gapWindow") {
+		if !ok || (!strings.HasSuffix(name, "For") && name != "gapWindow") {
 			continue
 		}
 		d, err := time.ParseDuration(s)
@@ -364,14 +364,16 @@ func startAlertmanager(t *testing.T, dir string, config []byte) string {
 
 // cause is one scenario: a target that starts as begin leaves it, then
 // cause (its steps, each followed by the alert it must announce), then
-// end; the notifications about it must be exactly announced and resolved.
+// end; the notifications about it must be exactly those announcements and
+// their resolutions.
 type cause struct {
-	name      string
-	begin     func(a *fakeAPI)
-	steps     []step
-	end       func(c *causeRun) error
-	announced []string // in order
-	resolved  []string // any order
+	name  string
+	begin func(a *fakeAPI)
+	steps []step
+	end   func(c *causeRun) error
+	// What each step announces is in the step; resolved, when not one
+	// resolution per announcement, lists them (any order).
+	resolved []string
 	// Alerts that fire in Prometheus while the cause lasts but that an
 	// inhibit rule must keep from every receiver: checked to fire, so that
 	// the test shows the rule at work, not an alert that never came.
