@@ -583,8 +583,9 @@ func TestOneNotificationPerCause(t *testing.T) {
 	// waiting, and t.Parallel would run only GOMAXPROCS of them at a time.
 	results := map[string]chan []string{}
 	for _, c := range causes {
-		results[c.name] = make(chan []string, 1)
-		go func() { results[c.name] <- c.run(base, hook, runs[c.name], exporterAddr) }()
+		result, run := make(chan []string, 1), runs[c.name]
+		results[c.name] = result
+		go func() { result <- c.run(base, hook, run, exporterAddr) }()
 	}
 	for _, c := range causes {
 		t.Run(c.name, func(t *testing.T) {

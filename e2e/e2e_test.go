@@ -266,7 +266,8 @@ scrape_configs:
 					t.Errorf("rule %s: fires on the healthy demo (%d series, error %v): %s", rule.Name, n, err, rule.Query)
 				}
 			}
-			if m := regexp.MustCompile(`^global_stability_score\{[^}]*\} > ([0-9.]+)$`).FindStringSubmatch(rule.Query); m != nil {
+			// The score alerts read the lowest score of the gap window.
+			if m := regexp.MustCompile(`^min_over_time\(global_stability_score\{[^}]*\}\[[^\]]+\]\) > ([0-9.]+)$`).FindStringSubmatch(rule.Query); m != nil {
 				thresholds[rule.Name], _ = strconv.ParseFloat(m[1], 64)
 			}
 		}
