@@ -54,11 +54,16 @@ type Panel struct {
 		ID      string
 		Options json.RawMessage
 	}
+	GridPos     struct{ X, Y, W, H int }
+	Options     json.RawMessage
 	FieldConfig struct {
 		Defaults struct {
-			Unit       string
-			Min        *float64
-			Custom     struct{ AxisLabel string }
+			Unit   string
+			Min    *float64
+			Custom struct {
+				AxisLabel, AxisPlacement string
+				ScaleDistribution        *struct{ Type string }
+			}
 			Color      struct{ Mode string }
 			Thresholds *struct {
 				Steps []struct {
@@ -67,15 +72,39 @@ type Panel struct {
 				}
 			}
 		}
+		Overrides []Override
 	}
+}
+
+// Override changes some properties of the series its matcher selects.
+type Override struct {
+	Matcher struct {
+		ID      string
+		Options json.RawMessage
+	}
+	Properties []struct {
+		ID    string
+		Value json.RawMessage
+	}
+}
+
+// Property returns the value the override gives the property id, if any.
+func (o Override) Property(id string) (json.RawMessage, bool) {
+	for _, p := range o.Properties {
+		if p.ID == id {
+			return p.Value, true
+		}
+	}
+	return nil, false
 }
 
 // Target is one query of a panel.
 type Target struct {
-	RefID      string `json:"refId"`
-	Expr       string
-	Instant    bool
-	Datasource *Datasource
+	RefID        string `json:"refId"`
+	Expr         string
+	LegendFormat string
+	Instant      bool
+	Datasource   *Datasource
 }
 
 // Load reads every bundled dashboard.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // currentPanelTypes are Grafana's current visualisations we allow; the
@@ -240,5 +242,130 @@ func TestRatePanelsSayPerWhat(t *testing.T) {
 				t.Errorf("%s / %q plots a rate with unit %q and axis label %q: neither says per what", d.File, p.Title, unit, label)
 			}
 		}
+	}
+}
+
+// TestAgesTickAtReadableTimes: a log axis ticks at powers of ten of its
+// unit, whatever the unit prints them as; "Data age over time" ticked at
+// 1.67 min, 16.7 min and 2.78 hours. Ages go on linear axes in the unit
+// they come in (minutes, hours), where Grafana's ticks read.
+func TestAgesTickAtReadableTimes(t *testing.T) {
+	for _, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			if sd := p.FieldConfig.Defaults.Custom.ScaleDistribution; sd != nil && sd.Type == "log" {
+				t.Errorf("%s / %q: a log axis of %q ticks at powers of ten", d.File, p.Title, p.FieldConfig.Defaults.Unit)
+			}
+			for _, o := range p.FieldConfig.Overrides {
+				if v, ok := o.Property("custom.scaleDistribution"); ok && strings.Contains(string(v), `"log"`) {
+					t.Errorf("%s / %q: an override draws %s on a log axis", d.File, p.Title, o.Matcher.Options)
+				}
+			}
+		}
+	}
+}
+
+// TestUnitOverridesHaveTheirOwnAxis: series given another unit than the
+// panel's are drawn on an axis of their own, or one axis's ticks would
+// name the unit of only some of the lines on it (requests and bytes once
+// shared one).
+func TestUnitOverridesHaveTheirOwnAxis(t *testing.T) {
+	overridden := 0
+	for _, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			if p.Type != "timeseries" {
+				continue
+			}
+			panelSide := p.FieldConfig.Defaults.Custom.AxisPlacement
+			if panelSide == "" {
+				panelSide = "auto"
+			}
+			for _, o := range p.FieldConfig.Overrides {
+				unit, ok := o.Property("unit")
+				if !ok {
+					continue
+				}
+				overridden++
+				var side string
+				if v, ok := o.Property("custom.axisPlacement"); ok {
+					_ = json.Unmarshal(v, &side)
+				}
+				if side == "" || side == panelSide || side == "hidden" || side == "auto" && panelSide == "left" || side == "left" && panelSide == "auto" {
+					t.Errorf("%s / %q: the override of %s gives unit %s on the panel's own axis (%q)", d.File, p.Title, o.Matcher.Options, unit, side)
+				}
+			}
+		}
+	}
+	if overridden == 0 {
+		t.Error("no series has a unit of its own: data age's event and briefing lines should (hours beside minutes)")
+	}
+}
+
+// TestSeriesKeepTheirColours: no two lines of a time series are given the
+// same fixed colour (a stat may colour synonyms alike), and every panel of the endpoints' request durations gives
+// each endpoint its own (the classic palette repeated colours among eight).
+func TestSeriesKeepTheirColours(t *testing.T) {
+	perEndpoint := 0
+	for _, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			if p.Type != "timeseries" {
+				continue
+			}
+			given := map[string]string{} // colour → the matcher it was given to
+			named := map[string]bool{}
+			for _, o := range p.FieldConfig.Overrides {
+				v, ok := o.Property("color")
+				if !ok {
+					continue
+				}
+				var c struct{ Mode, FixedColor string }
+				_ = json.Unmarshal(v, &c)
+				if c.Mode != "fixed" {
+					continue
+				}
+				var name string
+				_ = json.Unmarshal(o.Matcher.Options, &name)
+				if other, dup := given[c.FixedColor]; dup {
+					t.Errorf("%s / %q: %q and %q are both %s", d.File, p.Title, other, name, c.FixedColor)
+				}
+				given[c.FixedColor] = name
+				named[name] = true
+			}
+			if len(p.Targets) == 0 || p.Repeat != "" || !strings.Contains(p.Targets[0].Expr, "global_stability_scrape_duration_seconds") ||
+				strings.Contains(p.Targets[0].Expr, "$pillar") || p.Targets[0].LegendFormat != "{{endpoint}}" {
+				continue
+			}
+			perEndpoint++
+			for _, e := range endpoint.All() {
+				if !named[e.Label] {
+					t.Errorf("%s / %q: endpoint %s has no colour of its own", d.File, p.Title, e.Label)
+				}
+			}
+		}
+	}
+	if perEndpoint == 0 {
+		t.Error("no panel of the endpoints' request durations found")
+	}
+}
+
+// TestRepeatedPanelsNameWhatTheyRepeat: a panel repeated over a variable
+// names that variable's value in its legend; the indicator panels named
+// the exporter's instance, so every panel's legend read the same.
+func TestRepeatedPanelsNameWhatTheyRepeat(t *testing.T) {
+	repeated := 0
+	for _, d := range load(t) {
+		for _, p := range d.AllPanels() {
+			if p.Repeat == "" {
+				continue
+			}
+			repeated++
+			for _, tg := range p.Targets {
+				if !strings.Contains(tg.LegendFormat, "{{"+p.Repeat+"}}") && !strings.Contains(tg.LegendFormat, "$"+p.Repeat) {
+					t.Errorf("%s / %q: repeated over $%s, its legend %q does not name it", d.File, p.Title, p.Repeat, tg.LegendFormat)
+				}
+			}
+		}
+	}
+	if repeated == 0 {
+		t.Error("no repeated panel found: the pillar dashboard repeats one per indicator")
 	}
 }

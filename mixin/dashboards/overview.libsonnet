@@ -121,21 +121,28 @@ function(c)
                            'How old each endpoint\'s as_of is. Orange past %(summaryStaleSeconds)ss, red past %(dataStaleSeconds)ss: GlobalStabilitySummaryStale and GlobalStabilityDataStale. Reads the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin\'s rules): empty unless that group is loaded.' % c,
                            [0, 28, 12, 8], [p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}', instant=true)],
                            unit='s', defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.summaryStaleSeconds, 'orange'], [c.dataStaleSeconds, 'red']]) }),
+                // Two linear axes, each in the unit its ages come in, so the
+                // ticks read as minutes and hours: a log axis ticks at powers
+                // of ten seconds (1.67 min, 16.7 min, 2.78 hours), whatever
+                // the unit prints them as.
                 p.timeSeries('Data age over time',
-                             "Age of each endpoint's as_of, of the newest conflict event and of the latest briefing, as d hh:mm:ss. A log axis, so that ages of seconds (endpoints) and of hours (the daily briefing) are all readable. The endpoints' ages read the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin's rules): without that group, only the event and briefing lines show.",
+                             "Age of each endpoint's as_of in minutes (left axis), and of the newest conflict event and the latest briefing in hours (right axis): the endpoints' are minutes old when all is well, the daily briefing's up to a day. The endpoints' ages read the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin's rules): without that group, only the event and briefing lines show.",
                              [12, 28, 12, 8],
                              [
-                               p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}'),
-                               p.target('time() - %s' % q('global_stability_conflict_latest_event_timestamp_seconds'), 'newest conflict event'),
-                               p.target('time() - %s' % q('global_stability_briefing_latest_published_timestamp_seconds'), 'latest briefing'),
+                               p.target('global_stability:data_age_seconds{%s} / 60' % sel, '{{endpoint}}'),
+                               p.target('(time() - %s) / 3600' % q('global_stability_conflict_latest_event_timestamp_seconds'), 'newest conflict event'),
+                               p.target('(time() - %s) / 3600' % q('global_stability_briefing_latest_published_timestamp_seconds'), 'latest briefing'),
                              ],
-                             // Decades of seconds (10 s, 100 s, 1000 s) read as
-                             // 00:01:40 and 00:16:40, not 1.67 min and 16.7 min.
-                             unit='dtdhms', logScale=true,
-                             overrides=p.endpointColorOverrides + [
-                               { matcher: { id: 'byName', options: 'newest conflict event' }, properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'dark-yellow' } }] },
-                               { matcher: { id: 'byName', options: 'latest briefing' }, properties: [{ id: 'color', value: { mode: 'fixed', fixedColor: 'text' } }] },
-                             ]),
+                             unit='m', defaults={ min: 0, custom+: { axisLabel: 'endpoints' } },
+                             overrides=[{
+                               matcher: { id: 'byRegexp', options: '^(newest conflict event|latest briefing)$' },
+                               properties: [{ id: 'unit', value: 'h' }, { id: 'custom.axisPlacement', value: 'right' }, { id: 'custom.axisLabel', value: 'event, briefing' }],
+                             }] + p.pillarColorOverrides(std.objectRemoveKey(std.objectRemoveKey(p.endpointColors, 'conflict'), 'briefings') {
+                               // conflict and briefings have no as_of: the ages of
+                               // their newest items take their colours.
+                               'newest conflict event': p.endpointColors.conflict,
+                               'latest briefing': p.endpointColors.briefings,
+                             })),
 
                 // Row 5: the exporter and the API.
                 p.stat('API reachable', '1 when every endpoint answered in the last scrape (global_stability_up).',

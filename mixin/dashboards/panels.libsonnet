@@ -98,7 +98,7 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
   // A time series. Series are told apart by colour (the classic palette,
   // or overrides); thresholds, if any, are dashed lines, never the colour
   // of the series.
-  timeSeries(title, description, pos, targets, unit='none', defaults={}, overrides=[], thresholdLines=null, logScale=false)::
+  timeSeries(title, description, pos, targets, unit='none', defaults={}, overrides=[], thresholdLines=null)::
     self.panel('timeseries', title, description, pos, targets, unit,
                {
                  color: { mode: 'palette-classic' },
@@ -109,7 +109,6 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
                    showPoints: 'never',
                    spanNulls: false,
                    thresholdsStyle: { mode: if thresholdLines == null then 'off' else 'dashed' },
-                   [if logScale then 'scaleDistribution']: { type: 'log', log: 10 },
                  },
                  [if thresholdLines != null then 'thresholds']: thresholdLines,
                } + defaults,
