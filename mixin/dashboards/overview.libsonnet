@@ -120,7 +120,10 @@ function(c)
                 p.barGauge('Data age by endpoint',
                            'How old each endpoint\'s as_of is. Orange past %(summaryStaleSeconds)ss, red past %(dataStaleSeconds)ss: GlobalStabilitySummaryStale and GlobalStabilityDataStale. Reads the recording rule global_stability:data_age_seconds (group global_stability.recording of the mixin\'s rules): empty unless that group is loaded.' % c,
                            [0, 28, 12, 8], [p.target('global_stability:data_age_seconds{%s}' % sel, '{{endpoint}}', instant=true)],
-                           unit='s', defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.summaryStaleSeconds, 'orange'], [c.dataStaleSeconds, 'red']]) }),
+                           unit='s', defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.summaryStaleSeconds, 'orange'], [c.dataStaleSeconds, 'red']]) },
+                           // Names above their bars: beside them, Grafana 12.4 cut
+                           // the longest (global-stability/pillar/supply_ch…).
+                           options={ namePlacement: 'top' }),
                 // Two linear axes, each in the unit its ages come in, so the
                 // ticks read as minutes and hours: a log axis ticks at powers
                 // of ten seconds (1.67 min, 16.7 min, 2.78 hours), whatever

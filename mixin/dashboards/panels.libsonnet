@@ -90,10 +90,10 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
     self.panel('gauge', title, description, pos, targets, unit, defaults, [],
                self.reduce { showThresholdMarkers: true, showThresholdLabels: false, orientation: 'auto' }),
 
-  barGauge(title, description, pos, targets, unit='none', defaults={}, overrides=[])::
+  barGauge(title, description, pos, targets, unit='none', defaults={}, overrides=[], options={})::
     // min 0: with Grafana's automatic min and max, equal values draw as empty bars.
     self.panel('bargauge', title, description, pos, targets, unit, { min: 0 } + defaults, overrides,
-               self.reduce { displayMode: 'basic', orientation: 'horizontal', showUnfilled: true, valueMode: 'color', namePlacement: 'auto' }),
+               self.reduce { displayMode: 'basic', orientation: 'horizontal', showUnfilled: true, valueMode: 'color', namePlacement: 'auto' } + options),
 
   // A time series. Series are told apart by colour (the classic palette,
   // or overrides); thresholds, if any, are dashed lines, never the colour
