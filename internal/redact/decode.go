@@ -62,7 +62,10 @@ func (b *builder) separate() {
 
 // decoders undo one layer of an encoding each, reporting whether they
 // found anything to undo.
-var decoders = []func(view) (view, bool){unescapeJS, unescapeHTML, unescapePercent, decodeBase64Runs}
+//
+// unescapeMixed comes first: maxViews may leave no room for the views of
+// a later decoder, and no chain of the others can do its work.
+var decoders = []func(view) (view, bool){unescapeMixed, unescapeJS, unescapeHTML, unescapePercent, decodeBase64Runs}
 
 // maxLayers is how deeply encodings are undone: percent-encoded JSON
 // escapes of HTML references is three.
@@ -124,142 +127,219 @@ func hexAt(b []byte, i, n int) (int, bool) {
 	return v, true
 }
 
-// unescapeJS undoes JSON's and JavaScript's escapes: \uXXXX (a surrogate
-// pair as one character), \xHH, and \ before any other character.
+// An escape is one kind of escape sequence: the byte that starts it, and
+// at, which reads one at b[i] (b[i] == lead) and returns the bytes it
+// stands for and where it ends, or false where b[i] starts none.
+type escape struct {
+	lead byte
+	at   func(b []byte, i int) (decoded []byte, end int, ok bool)
+}
+
+var (
+	jsEscape      = escape{'\\', jsEscapeAt}
+	htmlReference = escape{'&', htmlReferenceAt}
+	percentEscape = escape{'%', percentEscapeAt}
+	plusForSpace  = escape{'+', func(_ []byte, i int) ([]byte, int, bool) { return []byte{' '}, i + 1, true }}
+)
+
+// unescape undoes, in one pass over v, every escape of the given kinds.
+func unescape(v view, kinds ...escape) (view, bool) {
+	b := &builder{parent: v}
+	for i := 0; i < len(v.b); {
+		decoded, end, ok := []byte(nil), 0, false
+		for _, k := range kinds {
+			if v.b[i] == k.lead {
+				decoded, end, ok = k.at(v.b, i)
+				break
+			}
+		}
+		if !ok {
+			b.keep(i)
+			i++
+			continue
+		}
+		b.emit(decoded, i, end)
+		i = end
+	}
+	return b.out, b.changed
+}
+
+// unescapeJS undoes JSON's and JavaScript's escapes.
 func unescapeJS(v view) (view, bool) {
 	if !hasByte(v.b, '\\') {
 		return view{}, false
 	}
-	b := &builder{parent: v}
-	for i := 0; i < len(v.b); {
-		if v.b[i] != '\\' || i+1 >= len(v.b) {
-			b.keep(i)
-			i++
-			continue
-		}
-		switch c := v.b[i+1]; c {
-		case 'u':
-			r, ok := hexAt(v.b, i+2, 4)
-			if !ok {
-				b.keep(i)
-				i++
-				continue
-			}
-			n := 6
-			if 0xD800 <= r && r < 0xDC00 && i+12 <= len(v.b) && v.b[i+6] == '\\' && v.b[i+7] == 'u' {
-				if lo, ok := hexAt(v.b, i+8, 4); ok && 0xDC00 <= lo && lo < 0xE000 {
-					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-					n = 12
-				}
-			}
-			b.emit(utf8.AppendRune(nil, rune(r)), i, i+n) //nolint:gosec // G115: four hex digits, or a surrogate pair: at most 0x10FFFF
-			i += n
-		case 'x':
-			h, ok := hexAt(v.b, i+2, 2)
-			if !ok {
-				b.keep(i)
-				i++
-				continue
-			}
-			b.emit([]byte{byte(h)}, i, i+4) //nolint:gosec // G115: two hex digits: at most 0xFF
-			i += 4
-		default:
-			decoded := c // \/ \" \\ \' and any other stand for themselves
-			switch c {
-			case 'n':
-				decoded = '\n'
-			case 't':
-				decoded = '\t'
-			case 'r':
-				decoded = '\r'
-			case 'b':
-				decoded = '\b'
-			case 'f':
-				decoded = '\f'
-			}
-			b.emit([]byte{decoded}, i, i+2)
-			i += 2
-		}
-	}
-	return b.out, b.changed
+	return unescape(v, jsEscape)
 }
 
-// unescapeHTML undoes HTML character references: numeric, decimal or hex,
-// with or without the closing ';' (as browsers read them), and named ones
-// (&plus; &sol; &equals; &amp; …), as html.UnescapeString reads each.
+// unescapeHTML undoes HTML character references.
 func unescapeHTML(v view) (view, bool) {
 	if !hasByte(v.b, '&') {
 		return view{}, false
 	}
-	b := &builder{parent: v}
-	for i := 0; i < len(v.b); {
-		if v.b[i] != '&' {
-			b.keep(i)
-			i++
-			continue
-		}
-		// The reference: '&', then '#' digits, '#x' hex digits, or a name,
-		// and the ';' if there is one.
-		j := i + 1
-		switch {
-		case j < len(v.b) && v.b[j] == '#' && j+1 < len(v.b) && (v.b[j+1] == 'x' || v.b[j+1] == 'X'):
-			j += 2
-			for j < len(v.b) && j-i < 12 {
-				if _, ok := hexValue(v.b[j]); !ok {
-					break
-				}
-				j++
-			}
-		case j < len(v.b) && v.b[j] == '#':
-			j++
-			for j < len(v.b) && j-i < 12 && '0' <= v.b[j] && v.b[j] <= '9' {
-				j++
-			}
-		default:
-			for j < len(v.b) && j-i < 33 && isAlnum(v.b[j]) {
-				j++
-			}
-		}
-		if j < len(v.b) && v.b[j] == ';' {
-			j++
-		}
-		ref := string(v.b[i:j])
-		decoded := html.UnescapeString(ref)
-		if j == i+1 || decoded == ref {
-			b.keep(i)
-			i++
-			continue
-		}
-		b.emit([]byte(decoded), i, j)
-		i = j
-	}
-	return b.out, b.changed
+	return unescape(v, htmlReference)
 }
 
-// unescapePercent undoes percent-encoding (either case of hex) and '+'
-// for a space, as a query string writes it.
+// unescapePercent undoes percent-encoding and '+' for a space, as a query
+// string writes it.
 func unescapePercent(v view) (view, bool) {
 	if !hasByte(v.b, '%') {
 		return view{}, false
 	}
-	b := &builder{parent: v}
-	for i := 0; i < len(v.b); {
-		if v.b[i] == '%' {
-			if h, ok := hexAt(v.b, i+1, 2); ok {
-				b.emit([]byte{byte(h)}, i, i+3) //nolint:gosec // G115: two hex digits: at most 0xFF
-				i += 3
-				continue
+	return unescape(v, percentEscape, plusForSpace)
+}
+
+// unescapeMixed undoes JavaScript, HTML and percent escapes together, in
+// one pass. A key written a character at a time, each character escaped
+// another way (\u0067&#115;%6b…, what a per-character template or a
+// hostile upstream writes), is whole in no view that undoes one kind at a
+// time: each leaves the others' escapes in place. Only where two kinds or
+// more are present (one kind alone is the others' job), and '+' stays '+':
+// it is a character of base64 keys, and a query string's space is
+// unescapePercent's.
+func unescapeMixed(v view) (view, bool) {
+	kinds := 0
+	for _, c := range []byte{'\\', '&', '%'} {
+		if hasByte(v.b, c) {
+			kinds++
+		}
+	}
+	if kinds < 2 {
+		return view{}, false
+	}
+	return unescape(v, jsEscape, htmlReference, percentEscape)
+}
+
+// jsEscapeAt reads one of JSON's and JavaScript's escapes: \uXXXX (a
+// surrogate pair as one character), \u{X…} (ECMAScript's code point), \xHH,
+// and \ before any other character but '&' and '%', which stands for it.
+//
+// \xHH is JavaScript's code unit U+0000 to U+00FF (\xe9 is é), except where
+// consecutive \xHH spell one character's UTF-8 bytes, as C, Python and Go
+// byte strings write it (\xc3\xa9 is é too).
+//
+// A backslash before '&' or '%' is left alone: JavaScript reads \& as &, but
+// a key's own backslash, raw before an HTML or percent escape of the next
+// character, would then swallow that escape's first byte.
+func jsEscapeAt(b []byte, i int) ([]byte, int, bool) {
+	if i+1 >= len(b) {
+		return nil, 0, false
+	}
+	switch c := b[i+1]; c {
+	case 'u':
+		if i+2 < len(b) && b[i+2] == '{' {
+			r, n := 0, 0
+			for j := i + 3; j < len(b) && j < i+10; j++ {
+				if b[j] == '}' {
+					if n == 0 || r > utf8.MaxRune {
+						return nil, 0, false
+					}
+					return utf8.AppendRune(nil, rune(r)), j + 1, true //nolint:gosec // G115: at most utf8.MaxRune
+				}
+				d, ok := hexValue(b[j])
+				if !ok {
+					return nil, 0, false
+				}
+				r, n = r<<4|d, n+1
+			}
+			return nil, 0, false
+		}
+		r, ok := hexAt(b, i+2, 4)
+		if !ok {
+			return nil, 0, false
+		}
+		end := i + 6
+		if 0xD800 <= r && r < 0xDC00 && end+6 <= len(b) && b[end] == '\\' && b[end+1] == 'u' {
+			if lo, ok := hexAt(b, end+2, 4); ok && 0xDC00 <= lo && lo < 0xE000 {
+				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				end += 6
 			}
 		}
-		if v.b[i] == '+' {
-			b.emit([]byte{' '}, i, i+1)
-			i++
-			continue
+		return utf8.AppendRune(nil, rune(r)), end, true //nolint:gosec // G115: four hex digits, or a surrogate pair: at most 0x10FFFF
+	case 'x':
+		h, ok := hexAt(b, i+2, 2)
+		if !ok {
+			return nil, 0, false
 		}
-		b.keep(i)
-		i++
+		if h < utf8.RuneSelf {
+			return []byte{byte(h)}, i + 4, true //nolint:gosec // G115: below 0x80
+		}
+		// The UTF-8 bytes of one character, if the \xHH from here spell one.
+		var seq [utf8.UTFMax]byte
+		n := 0
+		for j := i; n < utf8.UTFMax && j+4 <= len(b) && b[j] == '\\' && b[j+1] == 'x'; j += 4 {
+			h, ok := hexAt(b, j+2, 2)
+			if !ok {
+				break
+			}
+			seq[n] = byte(h) //nolint:gosec // G115: two hex digits: at most 0xFF
+			n++
+		}
+		if r, size := utf8.DecodeRune(seq[:n]); r != utf8.RuneError && size > 1 {
+			return seq[:size], i + 4*size, true
+		}
+		return utf8.AppendRune(nil, rune(h)), i + 4, true //nolint:gosec // G115: two hex digits: at most 0xFF
+	case '&', '%':
+		return nil, 0, false
+	case 'n':
+		return []byte{'\n'}, i + 2, true
+	case 't':
+		return []byte{'\t'}, i + 2, true
+	case 'r':
+		return []byte{'\r'}, i + 2, true
+	case 'b':
+		return []byte{'\b'}, i + 2, true
+	case 'f':
+		return []byte{'\f'}, i + 2, true
+	default: // \/ \" \\ \' and any other stand for themselves
+		return []byte{c}, i + 2, true
 	}
-	return b.out, b.changed
+}
+
+// htmlReferenceAt reads an HTML character reference: numeric, decimal or
+// hex, with or without the closing ';' (as browsers read them), or named
+// (&plus; &sol; &equals; &amp; …), as html.UnescapeString reads each.
+func htmlReferenceAt(b []byte, i int) ([]byte, int, bool) {
+	// '&', then '#' digits, '#x' hex digits, or a name, and the ';' if
+	// there is one.
+	j := i + 1
+	switch {
+	case j < len(b) && b[j] == '#' && j+1 < len(b) && (b[j+1] == 'x' || b[j+1] == 'X'):
+		j += 2
+		for j < len(b) && j-i < 12 {
+			if _, ok := hexValue(b[j]); !ok {
+				break
+			}
+			j++
+		}
+	case j < len(b) && b[j] == '#':
+		j++
+		for j < len(b) && j-i < 12 && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+	default:
+		for j < len(b) && j-i < 33 && isAlnum(b[j]) {
+			j++
+		}
+	}
+	if j < len(b) && b[j] == ';' {
+		j++
+	}
+	ref := string(b[i:j])
+	decoded := html.UnescapeString(ref)
+	if j == i+1 || decoded == ref {
+		return nil, 0, false
+	}
+	return []byte(decoded), j, true
+}
+
+// percentEscapeAt reads %HH, either case of hex.
+func percentEscapeAt(b []byte, i int) ([]byte, int, bool) {
+	h, ok := hexAt(b, i+1, 2)
+	if !ok {
+		return nil, 0, false
+	}
+	return []byte{byte(h)}, i + 3, true //nolint:gosec // G115: two hex digits: at most 0xFF
 }
 
 // minBase64Run is the shortest run of base64 characters that can hold
