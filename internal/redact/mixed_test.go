@@ -3,6 +3,8 @@ package redact
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -129,6 +131,9 @@ func TestKeyEscapedCharByChar(t *testing.T) {
 			// Every scheme in turn, starting at each: no two neighbours alike.
 			"rotating":   func(i int) int { return i },
 			"rotating+3": func(i int) int { return i + 3 },
+			// JSON's escape only: surrogate pairs for the characters
+			// beyond the BMP.
+			"json-only": func(int) int { return 1 },
 			// JavaScript's two escapes only: \u{X} beside \xHH (é as \xe9).
 			"js-only": func(i int) int { return 2 + i%2 },
 			// HTML and percent, no backslash at all.
@@ -207,7 +212,7 @@ func TestARawBackslashBeforeAnEscape(t *testing.T) {
 			if i > 0 && key[i-1] == '\\' {
 				return next
 			}
-			return 0
+			return 1 // \uXXXX: only undoing both kinds at once reads the key
 		}, func(int) bool { return false })
 		for i, w := range written {
 			if w != `\` && key[i] == '\\' {
@@ -217,6 +222,67 @@ func TestARawBackslashBeforeAnEscape(t *testing.T) {
 		text := "user " + strings.Join(written, "") + " refused"
 		if got := k.Redact(text); survivingPiece(got, key, written) != "" {
 			t.Errorf("%q survives in %s", survivingPiece(got, key, written), got)
+		}
+	}
+}
+
+// TestKeyEscapedCharByCharThenWrapped: the same, with the whole text
+// escaped once or twice more on its way (a JSON body percent-encoded into
+// a query, that HTML-escaped into a page), beside text that every decoder
+// finds something in: four and five layers in all.
+func TestKeyEscapedCharByCharThenWrapped(t *testing.T) {
+	percent := regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+	decimal := regexp.MustCompile(`&#[0-9]+;`)
+	unPercent := func(s string) string { // lenient: what a reader of the text sees
+		return percent.ReplaceAllStringFunc(s, func(m string) string {
+			b, _ := strconv.ParseUint(m[1:], 16, 8)
+			return string([]byte{byte(b)})
+		})
+	}
+	unDecimal := func(s string) string {
+		return decimal.ReplaceAllStringFunc(s, func(m string) string {
+			r, _ := strconv.Atoi(m[2 : len(m)-1])
+			return string(rune(r))
+		})
+	}
+	// Something for each decoder to undo at each layer (escapes of
+	// escapes, a base64 run of escapes): more decoded views than maxViews,
+	// so the order of the decoders decides which are made.
+	const noise = `\\\\u0041 &amp;amp; %2541 XHUwMDQxJmFtcDslNDEtXHg0MiYjNjc7JTQ0 `
+	wrappers := []struct {
+		name          string
+		kinds         int // of escapes, for the key's characters
+		wrap, unwrap  func(string) string
+		before, after string
+	}{
+		{"percent-every", 3, encoders["percent-every"], unPercent, "detail=", "; retry later"},
+		{"html-decimal", 3, encoders["html-decimal"], unDecimal, "<p>", "</p>"},
+		{"html-decimal of percent-every, two kinds", 2,
+			func(s string) string { return encoders["html-decimal"](encoders["percent-every"](s)) },
+			func(s string) string { return unPercent(unDecimal(s)) }, "<p>", "</p>"},
+		{"percent-every of html-decimal beside noise", 3,
+			func(s string) string { return encoders["percent-every"](encoders["html-decimal"](s)) },
+			func(s string) string { return unDecimal(unPercent(s)) }, noise + "detail=", " " + noise},
+	}
+	keys := []string{"gsk_live_0123456789abcdef", "gsk_live+9d8c/7b6a=5f4e3d2c1b0a", "clé-secrète-ünïcödé-日本語-0123"}
+	for _, key := range keys {
+		var k Keyring
+		k.Remember(key)
+		for _, w := range wrappers {
+			// A '+' left raw: it is no space here.
+			written := escapedChars(key, func(i int) int {
+				if []rune(key)[i] == '+' {
+					return 0
+				}
+				if w.kinds == 2 {
+					return 1 + 5*(i%2) // \uXXXX and %HH
+				}
+				return 1 + i%6
+			}, func(i int) bool { return i%3 == 0 })
+			text := w.before + w.wrap(strings.Join(written, "")) + w.after
+			if piece := survivingPiece(w.unwrap(k.Redact(text)), key, written); piece != "" {
+				t.Errorf("key %q, %s: %q survives in %s", key, w.name, piece, k.Redact(text))
+			}
 		}
 	}
 }
