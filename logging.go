@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"fmt"
 	stdlog "log"
 	"log/slog"
@@ -58,9 +59,10 @@ func newSlogLogger(base log.Logger, lvl slog.Level) *slog.Logger {
 	return slog.New(sloggokit.NewGoKitHandler(base, lvl))
 }
 
-// redactingLogger is the last step of every log line: each value that is
-// text (a string, an error, anything with a String method, bytes) loses
-// every piece of an API key the process has sent before it is written.
+// redactingLogger is the last step of every log line: each value but a
+// number (a string, an error, anything with a String or MarshalText
+// method, bytes, and anything else as fmt prints it) loses every piece of
+// an API key the process has sent before it is written.
 // Redacting here rather than at each call site makes the guarantee hold for
 // lines nobody thought of: a new debug line, a library's message.
 type redactingLogger struct {
@@ -94,8 +96,19 @@ func (l redactingLogger) Log(keyvals ...any) error {
 			out[i] = l.keys.Redact(v.String())
 		case []byte:
 			out[i] = l.keys.Redact(string(v))
-		default:
+		case encoding.TextMarshaler:
+			text, err := v.MarshalText()
+			if err != nil {
+				out[i] = l.keys.Redact(err.Error())
+				continue
+			}
+			out[i] = l.keys.Redact(string(text))
+		case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr, float32, float64:
 			out[i] = v
+		default:
+			// A header, a map, a struct: the JSON logger would print its
+			// fields as they are. Printed here, it is redacted like text.
+			out[i] = l.keys.Redact(fmt.Sprintf("%+v", v))
 		}
 	}
 	return l.next.Log(out...)

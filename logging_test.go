@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -17,9 +18,16 @@ type stringer string
 
 func (s stringer) String() string { return string(s) }
 
+// textOnly is text only through encoding.TextMarshaler, as logfmt and
+// encoding/json print it.
+type textOnly string
+
+func (s textOnly) MarshalText() ([]byte, error) { return []byte(s), nil }
+
 // TestEveryLogLineIsRedacted: whatever a line carries the key in (a
-// string, an error, a Stringer, bytes) and whichever format, the key is
-// gone on the way out; values that are not text pass unchanged.
+// string, an error, a Stringer, bytes, a header, a map, a struct, a
+// TextMarshaler) and whichever format, the key is gone on the way out;
+// numbers pass unchanged.
 func TestEveryLogLineIsRedacted(t *testing.T) {
 	const key = "Zq8LmN3pR5sT7vW9xY2aB4cD6eF"
 	keys := &redact.Keyring{}
@@ -36,6 +44,11 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 			"err", errors.New("401: "+key[3:20]),
 			"stringer", stringer("x"+key+"y"),
 			"bytes", []byte(key),
+			"header", http.Header{"Authorization": {"Bearer " + key}},
+			"map", map[string]any{"key": key},
+			"struct", struct{ Key string }{key},
+			"pointer", &struct{ Key string }{key},
+			"text", textOnly(key),
 			"count", 42,
 		)
 		if piece := leakcheck.Find(out.String(), key); piece != "" {
