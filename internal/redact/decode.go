@@ -61,18 +61,23 @@ func (b *builder) separate() {
 }
 
 // decoders undo one layer of an encoding each, reporting whether they
-// found anything to undo.
-//
-// unescapeMixed comes first: maxViews may leave no room for the views of
-// a later decoder, and no chain of the others can do its work.
-var decoders = []func(view) (view, bool){unescapeMixed, unescapeJS, unescapeHTML, unescapePercent, decodeBase64Runs}
+// found anything to undo. unescapeAll comes first: where maxViewBytes
+// ends a long text's views in the middle of a parent's, its view is made
+// before the others' (no chain of the others does its work).
+var decoders = []func(view) (view, bool){unescapeAll, unescapeJS, unescapeHTML, unescapePercent, decodeBase64Runs}
 
 // maxLayers is how deeply encodings are undone: percent-encoded JSON
 // escapes of HTML references is three.
 const maxLayers = 3
 
-// maxViews bounds the decoded views of one text, whatever it holds.
-const maxViews = 32
+// maxViewBytes bounds the bytes of the decoded views of one text. A text
+// of up to 1 KiB (every excerpt and label value we export, most log
+// values) gets every chain of up to maxLayers decoders: at most
+// 5+25+125 views, each no longer than the text. A longer one gets the
+// chain of unescapeAll's views first, then the views that fit: once a
+// whole body's copies have spent the budget, a parent that is a base64
+// field's decoded text may still fit.
+const maxViewBytes = 256 << 10
 
 // decodedViews are what s decodes to, one layer after another, each
 // different from the others; s itself first.
@@ -80,16 +85,41 @@ func decodedViews(s string) []view {
 	first := identity(s)
 	all := []view{first}
 	seen := map[string]bool{s: true}
+	budget := maxViewBytes
+
+	// Every kind of escape undone at once, layer after layer: the chain
+	// that reads the most texts, made before a long text's budget is spent
+	// on the others. Its views are explored further like every other.
+	var chain []view
+	for v := first; len(chain) < maxLayers; {
+		w, ok := unescapeAll(v)
+		if !ok || len(w.b) < MinPiece || seen[string(w.b)] || len(w.b) > budget {
+			break
+		}
+		seen[string(w.b)] = true
+		budget -= len(w.b)
+		all = append(all, w)
+		chain = append(chain, w)
+		v = w
+	}
+
 	frontier := []view{first}
-	for range maxLayers {
+	for depth := range maxLayers {
 		var next []view
+		if depth < len(chain) {
+			next = append(next, chain[depth])
+		}
 		for _, v := range frontier {
 			for _, decode := range decoders {
+				if len(v.b) > budget { // a view is no longer than its parent (a few named references aside)
+					break
+				}
 				w, ok := decode(v)
-				if !ok || len(w.b) < MinPiece || seen[string(w.b)] || len(all) >= maxViews {
+				if !ok || len(w.b) < MinPiece || seen[string(w.b)] {
 					continue
 				}
 				seen[string(w.b)] = true
+				budget -= len(w.b)
 				all = append(all, w)
 				next = append(next, w)
 			}
@@ -137,14 +167,22 @@ type escape struct {
 
 var (
 	jsEscape      = escape{'\\', jsEscapeAt}
-	htmlReference = escape{'&', htmlReferenceAt}
-	percentEscape = escape{'%', percentEscapeAt}
-	plusForSpace  = escape{'+', func(_ []byte, i int) ([]byte, int, bool) { return []byte{' '}, i + 1, true }}
+	htmlReference = escape{'&', func(b []byte, i int) ([]byte, int, bool) { return htmlReferenceAt(b, i, false) }}
+	// strictHTMLReference reads a named reference only with its ';': in a
+	// text escaped twice or more, "&amp%3B" (url.PathEscape of HTML, which
+	// leaves '&' raw) is "&amp;" once the ';' is decoded, not the legacy
+	// "&amp" a browser reads and a stray ";".
+	strictHTMLReference = escape{'&', func(b []byte, i int) ([]byte, int, bool) { return htmlReferenceAt(b, i, true) }}
+	percentEscape       = escape{'%', percentEscapeAt}
+	plusForSpace        = escape{'+', func(_ []byte, i int) ([]byte, int, bool) { return []byte{' '}, i + 1, true }}
 )
 
 // unescape undoes, in one pass over v, every escape of the given kinds.
 func unescape(v view, kinds ...escape) (view, bool) {
 	b := &builder{parent: v}
+	// Undone escapes are shorter than what they stand for (a named HTML
+	// reference aside): one allocation, not a doubling per append.
+	b.out.b, b.out.start, b.out.end = make([]byte, 0, len(v.b)), make([]int32, 0, len(v.b)), make([]int32, 0, len(v.b))
 	for i := 0; i < len(v.b); {
 		decoded, end, ok := []byte(nil), 0, false
 		for _, k := range kinds {
@@ -189,25 +227,18 @@ func unescapePercent(v view) (view, bool) {
 	return unescape(v, percentEscape, plusForSpace)
 }
 
-// unescapeMixed undoes JavaScript, HTML and percent escapes together, in
+// unescapeAll undoes JavaScript, HTML and percent escapes together, in
 // one pass. A key written a character at a time, each character escaped
 // another way (\u0067&#115;%6b…, what a per-character template or a
 // hostile upstream writes), is whole in no view that undoes one kind at a
-// time: each leaves the others' escapes in place. Only where two kinds or
-// more are present (one kind alone is the others' job), and '+' stays '+':
-// it is a character of base64 keys, and a query string's space is
+// time: each leaves the others' escapes in place. '+' stays '+': it is a
+// character of base64 keys, and a query string's space is
 // unescapePercent's.
-func unescapeMixed(v view) (view, bool) {
-	kinds := 0
-	for _, c := range []byte{'\\', '&', '%'} {
-		if hasByte(v.b, c) {
-			kinds++
-		}
-	}
-	if kinds < 2 {
+func unescapeAll(v view) (view, bool) {
+	if !hasByte(v.b, '\\') && !hasByte(v.b, '&') && !hasByte(v.b, '%') {
 		return view{}, false
 	}
-	return unescape(v, jsEscape, htmlReference, percentEscape)
+	return unescape(v, jsEscape, strictHTMLReference, percentEscape)
 }
 
 // jsEscapeAt reads one of JSON's and JavaScript's escapes: \uXXXX (a
@@ -298,8 +329,9 @@ func jsEscapeAt(b []byte, i int) ([]byte, int, bool) {
 
 // htmlReferenceAt reads an HTML character reference: numeric, decimal or
 // hex, with or without the closing ';' (as browsers read them), or named
-// (&plus; &sol; &equals; &amp; …), as html.UnescapeString reads each.
-func htmlReferenceAt(b []byte, i int) ([]byte, int, bool) {
+// (&plus; &sol; &equals; &amp; …), as html.UnescapeString reads each; a
+// named one only with its ';' if namedNeedSemicolon.
+func htmlReferenceAt(b []byte, i int, namedNeedSemicolon bool) ([]byte, int, bool) {
 	// '&', then '#' digits, '#x' hex digits, or a name, and the ';' if
 	// there is one.
 	j := i + 1
@@ -320,6 +352,9 @@ func htmlReferenceAt(b []byte, i int) ([]byte, int, bool) {
 	default:
 		for j < len(b) && j-i < 33 && isAlnum(b[j]) {
 			j++
+		}
+		if namedNeedSemicolon && (j >= len(b) || b[j] != ';') {
+			return nil, 0, false
 		}
 	}
 	if j < len(b) && b[j] == ';' {
@@ -374,11 +409,12 @@ func decodeBase64Runs(v view) (view, bool) {
 
 // decodeBase64Run decodes v.b[from:to] four characters at a time, each
 // group of three bytes mapped to its four characters, and a last group of
-// two or three characters as unpadded base64 does.
+// two or three characters as unpadded base64 does. Of what it decodes it
+// keeps only runs of text (see textRuns).
 func decodeBase64Run(b *builder, v view, from, to int) {
 	var group [4]byte
 	var out [3]byte
-	start := len(b.out.b)
+	runs := textRuns{b: b, runStart: len(b.out.b), checked: len(b.out.b)}
 	for i := from; i+2 <= to; i += 4 {
 		n := min(4, to-i)
 		for k := range n {
@@ -395,10 +431,75 @@ func decodeBase64Run(b *builder, v view, from, to int) {
 			break
 		}
 		b.emit(out[:m], i, i+n)
+		runs.trim(false)
 	}
-	if len(b.out.b) > start {
-		b.separate()
+	runs.trim(true)
+}
+
+// textRuns keeps, of the bytes a builder is given from runStart on, only
+// the runs of text (printable ASCII, tab, newline, UTF-8 beyond ASCII) of
+// MinPiece bytes or more, each ended by a separator, as they come. A key
+// is text, and so is any escape of it; the three wrong alignments of a
+// base64 run, and base64 that is not text (a hash, a compressed blob),
+// decode to bytes that are mostly not. Kept, those bytes cost every later
+// layer its time, and hold escapes by chance whose views use up maxViews
+// before the views that matter (a key in base64 in base64 in a busy body).
+type textRuns struct {
+	b                 *builder
+	runStart, checked int // the run being read, and how far it is text
+}
+
+// trim reads what was added since the last call; final at the end of the
+// bytes, where an unfinished character is no text.
+func (t *textRuns) trim(final bool) {
+	out := &t.b.out
+	for t.checked < len(out.b) {
+		rest := out.b[t.checked:]
+		if n := textLen(rest); n > 0 {
+			t.checked += n
+			continue
+		}
+		if !final && !utf8.FullRune(rest) {
+			return // the rest of a character may come with the next group
+		}
+		// The run ends at a byte that is no text: kept, with that byte as
+		// its separator, if long enough; dropped with it if not.
+		if t.checked-t.runStart >= MinPiece {
+			out.b[t.checked], out.start[t.checked], out.end[t.checked] = 0, -1, -1
+			t.checked++
+		} else {
+			tail := len(out.b) - (t.checked + 1)
+			copy(out.b[t.runStart:], out.b[t.checked+1:])
+			copy(out.start[t.runStart:], out.start[t.checked+1:])
+			copy(out.end[t.runStart:], out.end[t.checked+1:])
+			out.b, out.start, out.end = out.b[:t.runStart+tail], out.start[:t.runStart+tail], out.end[:t.runStart+tail]
+			t.checked = t.runStart
+		}
+		t.runStart = t.checked
 	}
+	if !final {
+		return
+	}
+	if t.checked-t.runStart >= MinPiece {
+		t.b.separate()
+		return
+	}
+	out.b, out.start, out.end = out.b[:t.runStart], out.start[:t.runStart], out.end[:t.runStart]
+}
+
+// textLen is the length of the character of text p starts with, or 0 if
+// p starts with a control character or a byte that is no UTF-8.
+func textLen(p []byte) int {
+	switch c := p[0]; {
+	case 0x20 <= c && c < 0x7f, c == '\t', c == '\n', c == '\r':
+		return 1
+	case c < utf8.RuneSelf:
+		return 0
+	}
+	if r, size := utf8.DecodeRune(p); r != utf8.RuneError {
+		return size
+	}
+	return 0
 }
 
 func isBase64(c byte) bool {

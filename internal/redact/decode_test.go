@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"testing"
@@ -248,5 +249,38 @@ func BenchmarkHoldsLongName(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = k.Holds(name)
+	}
+}
+
+// BenchmarkRedactBusyBody is an error body busy with escapes of escapes
+// and base64, every decoder finding something at every layer: the most
+// decoded views a text can have.
+func BenchmarkRedactBusyBody(b *testing.B) {
+	var k Keyring
+	for _, key := range escapedKeys {
+		k.Remember(key)
+	}
+	body := `{"blob":"aGVsbG8gd29ybGQsIHRoaXMgaXMgYSB0cmFjZSA3ZjNhOWMwMSAvIHNwYW4gMTllMmM0ICYlIFw=","re":"^\\d+\\.\\d+$","dbl":"%2520 &amp;amp; \\\\n","path":"C:\\\\Users\\\\svc","q":"a=1&b=2&amp;c=%20x","next":"WXpoNU9FdGNkVEF3TWtaT1NVRmllRngxTURBeVFqQTFORlJjZFRBd01ESkM"}`
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = k.Redact(body)
+	}
+}
+
+// BenchmarkRedactBase64Blob is 64 KiB of base64 of random bytes behind
+// each kind of escape: what a log value holding a binary field costs.
+// (No line of ours logs one; the redacting logger redacts whatever comes.)
+func BenchmarkRedactBase64Blob(b *testing.B) {
+	var k Keyring
+	for _, key := range escapedKeys {
+		k.Remember(key)
+	}
+	random := make([]byte, 48<<10)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(random)
+	blob := `\u0041 &amp; %41 ` + base64.StdEncoding.EncodeToString(random)
+	b.SetBytes(int64(len(blob)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = k.Redact(blob)
 	}
 }

@@ -1,8 +1,11 @@
 package redact
 
 import (
+	"encoding/base64"
 	"fmt"
+	"html"
 	"math/rand/v2"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -245,9 +248,24 @@ func TestKeyEscapedCharByCharThenWrapped(t *testing.T) {
 			return string(rune(r))
 		})
 	}
+	// Each run of base64 left, at each alignment (a Mark may have cut it
+	// anywhere).
+	base64Run := regexp.MustCompile(`[A-Za-z0-9+/]{4,}`)
+	unBase64 := func(s string) string {
+		var read []string
+		for _, run := range base64Run.FindAllString(s, -1) {
+			for off := range 4 {
+				if n := (len(run) - off) / 4 * 4; n > 0 {
+					b, _ := base64.RawStdEncoding.DecodeString(run[off : off+n])
+					read = append(read, string(b))
+				}
+			}
+		}
+		return strings.Join(read, "\x00")
+	}
 	// Something for each decoder to undo at each layer (escapes of
-	// escapes, a base64 run of escapes): more decoded views than maxViews,
-	// so the order of the decoders decides which are made.
+	// escapes, a base64 run of escapes): as many decoded views as a text
+	// can have.
 	const noise = `\\\\u0041 &amp;amp; %2541 XHUwMDQxJmFtcDslNDEtXHg0MiYjNjc7JTQ0 `
 	wrappers := []struct {
 		name          string
@@ -260,6 +278,9 @@ func TestKeyEscapedCharByCharThenWrapped(t *testing.T) {
 		{"html-decimal of percent-every, two kinds", 2,
 			func(s string) string { return encoders["html-decimal"](encoders["percent-every"](s)) },
 			func(s string) string { return unPercent(unDecimal(s)) }, "<p>", "</p>"},
+		// An OAuth-style state parameter: base64 of the body.
+		{"base64", 3, encoders["base64"], unBase64, `{"state":"`, `"}`},
+		{"base64, two kinds", 2, encoders["base64"], unBase64, `{"state":"`, `"}`},
 		{"percent-every of html-decimal beside noise", 3,
 			func(s string) string { return encoders["percent-every"](encoders["html-decimal"](s)) },
 			func(s string) string { return unDecimal(unPercent(s)) }, noise + "detail=", " " + noise},
@@ -277,11 +298,112 @@ func TestKeyEscapedCharByCharThenWrapped(t *testing.T) {
 				if w.kinds == 2 {
 					return 1 + 5*(i%2) // \uXXXX and %HH
 				}
-				return 1 + i%6
+				return i % 7 // raw too
 			}, func(i int) bool { return i%3 == 0 })
 			text := w.before + w.wrap(strings.Join(written, "")) + w.after
 			if piece := survivingPiece(w.unwrap(k.Redact(text)), key, written); piece != "" {
 				t.Errorf("key %q, %s: %q survives in %s", key, w.name, piece, k.Redact(text))
+			}
+		}
+	}
+}
+
+// TestAPathEscapedHTMLEscapedKey: url.PathEscape of html.EscapeString
+// leaves '&' raw and escapes the ';' ("&amp%3B#x6d%3B"), in a body busy
+// enough with escapes of escapes that the decoded views run out before
+// percent, then HTML, then the mixed escapes are undone in turn: the mixed
+// decoder must not read the legacy "&amp" without its ';' (helper-7's
+// case, found by a search over random bodies).
+func TestAPathEscapedHTMLEscapedKey(t *testing.T) {
+	key := "Zm9vYmFy+/0123456789abcdefghij=="
+	schemes := []int{3, 5, 0, 0, 6, 6, 1, 1, 0, 0, 0, 0, 0, 0, 5, 4, 0, 1, 5, 0, 0, 0, 2, 2, 0, 2, 5, 0, 4, 0, 0, 6}
+	written := escapedChars(key, func(i int) int { return schemes[i] }, func(i int) bool { return i%2 == 0 })
+	var k Keyring
+	k.Remember(key)
+	const busy = `"msg":"upstream said \"bad\"","path":"C:\\Users\\svc","ct":"application/json; charset=utf-8","q":"a=1&b=2&amp;c=%20x",`
+	percent := regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+	// Short, every chain of three decoders is tried; at 20 KiB, fewer
+	// (maxViewBytes), and three mixed passes must do.
+	for _, repeat := range []int{1, 150} {
+		text := `{` + strings.Repeat(busy, repeat) + `"redirect":"https://auth.example.com/cb?e=` +
+			url.PathEscape(html.EscapeString(strings.Join(written, ""))) + `"}`
+		got := k.Redact(text)
+		seen := html.UnescapeString(percent.ReplaceAllStringFunc(got, func(m string) string {
+			b, _ := strconv.ParseUint(m[1:], 16, 8)
+			return string([]byte{byte(b)})
+		}))
+		if piece := survivingPiece(seen, key, written); piece != "" {
+			t.Errorf("%d bytes: %q survives", len(text), piece)
+		}
+	}
+}
+
+// TestDecodingCostsWhatItMayCost: a long text busy with escapes makes no
+// more decoded bytes than maxViewBytes, and base64 of bytes that are no
+// text (a hash, a compressed blob) decodes to almost nothing.
+func TestDecodingCostsWhatItMayCost(t *testing.T) {
+	busy := strings.Repeat(`"re":"^\\d+\\.\\d+$","dbl":"%2520 &amp;amp; \\\\n","b":"XHUwMDQxJmFtcDslNDEtXHg0MiYjNjc7JTQ0",`, 400)
+	random := make([]byte, 8<<10)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(random)
+	blob := base64.StdEncoding.EncodeToString(random)
+	for _, c := range []struct {
+		name string
+		text string
+		most int
+	}{
+		{"busy", busy, maxViewBytes},
+		// Next to nothing: none of it is text, at any alignment.
+		{"base64 of random bytes", blob, 4 << 10},
+	} {
+		views := decodedViews(c.text)
+		total := 0
+		for _, v := range views[1:] {
+			total += len(v.b)
+		}
+		if total > c.most {
+			t.Errorf("%s (%d bytes): %d views of %d bytes in all, want at most %d", c.name, len(c.text), len(views)-1, total, c.most)
+		}
+	}
+}
+
+// TestABase64KeyInBase64InABusyBody: a .NET-escaped key, base64-encoded
+// twice, beside a base64 field of escapes and escapes of escapes. The
+// views of what the wrong alignments of base64 decode to used to take
+// every slot before base64, base64 and JSON were undone in turn
+// (helper-7's case, found by a search over random bodies).
+//
+// A body of 24 KiB, as busy all through, gets fewer views than every chain
+// of three decoders makes (maxViewBytes): the base64 fields' decoded text
+// still fits once the copies of the body have spent the budget.
+func TestABase64KeyInBase64InABusyBody(t *testing.T) {
+	key := "c8y8K/NIAbx+054T+ZMVpfun8sSFbrzuW94RcwO+"
+	dotnet := strings.NewReplacer("+", `\u002B`, "/", `\u002F`, "=", `\u003D`)
+	wire := base64.RawURLEncoding.EncodeToString([]byte(base64.RawURLEncoding.EncodeToString([]byte(dotnet.Replace(key)))))
+	const busy = `"blob":"aGVsbG8gd29ybGQsIHRoaXMgaXMgYSB0cmFjZSA3ZjNhOWMwMSAvIHNwYW4gMTllMmM0ICYlIFw=","re":"^\\d+\\.\\d+$","dbl":"%2520 &amp;amp; \\\\n",`
+	for _, repeat := range []int{1, 200} {
+		text := `{` + strings.Repeat(busy, repeat) + `"next":"` + wire + `"}`
+		checkBase64KeyInBase64(t, key, text)
+	}
+}
+
+func checkBase64KeyInBase64(t *testing.T, key, text string) {
+	t.Helper()
+	var k Keyring
+	k.Remember(key)
+	got := k.Redact(text)
+	// What a person decoding each surviving part of the field would read.
+	next := got[strings.Index(got, `"next":"`)+len(`"next":"`):]
+	unbase64 := func(s string) string {
+		s = s[:len(s)/4*4]
+		b, _ := base64.RawURLEncoding.DecodeString(s)
+		return string(b)
+	}
+	undotnet := strings.NewReplacer(`\u002B`, "+", `\u002F`, "/", `\u003D`, "=")
+	for _, part := range strings.Split(strings.TrimSuffix(next, `"}`), Mark) {
+		read := undotnet.Replace(unbase64(unbase64(part)))
+		for i := 0; i+MinPiece <= len(key); i++ {
+			if strings.Contains(read, key[i:i+MinPiece]) {
+				t.Fatalf("%q can be read from %q in a text of %d bytes", key[i:i+MinPiece], part, len(text))
 			}
 		}
 	}

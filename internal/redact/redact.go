@@ -219,18 +219,13 @@ func pack(w string) uint64 {
 }
 
 // forms lists the ways a key is commonly written back by an upstream or a
-// library: raw; with '+' read as a space; as Go's %q and encoding/json escape it (JSON's `\/` too);
+// library: raw; as Go's %q and encoding/json escape it (JSON's `\/` too);
 // HTML-escaped; percent-encoded as a query value, a path segment, and every
 // byte but the unreserved ones; and base64 in both alphabets at each of the
 // three alignments a key can have inside a longer encoded text (after
 // "Bearer ", say).
 func forms(key string) []string {
 	out := []string{key, html.EscapeString(key), url.QueryEscape(key), url.PathEscape(key), percentAll(key)}
-	// A query string's decoder reads '+' as a space: a key with '+' (base64's
-	// alphabet) half percent-encoded decodes to the key with spaces.
-	if strings.Contains(key, "+") {
-		out = append(out, strings.ReplaceAll(key, "+", " "))
-	}
 	if q := strconv.Quote(key); len(q) >= 2 {
 		out = append(out, q[1:len(q)-1])
 	}
