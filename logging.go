@@ -86,23 +86,18 @@ func (l redactingLogger) Log(keyvals ...any) error {
 		case string:
 			out[i] = l.keys.Redact(v)
 		case error:
-			out[i] = l.keys.Redact(v.Error())
+			out[i] = l.keys.Redact(fmt.Sprint(v)) // as v.Error(), but a nil pointer reads "<nil>", not a panic
 		case time.Time:
 			// The slog bridge hands the toolkit's time over as a time.Time,
 			// whose String form ("2026-11-25 03:05:02.98 +0000 UTC m=+0.004")
 			// differs from ours: every line's time reads alike, RFC 3339.
 			out[i] = v.UTC().Format(time.RFC3339Nano)
 		case fmt.Stringer:
-			out[i] = l.keys.Redact(v.String())
+			out[i] = l.keys.Redact(fmt.Sprint(v)) // as v.String(), as safely as an error
 		case []byte:
 			out[i] = l.keys.Redact(string(v))
 		case encoding.TextMarshaler:
-			text, err := v.MarshalText()
-			if err != nil {
-				out[i] = l.keys.Redact(err.Error())
-				continue
-			}
-			out[i] = l.keys.Redact(string(text))
+			out[i] = l.keys.Redact(marshalText(v))
 		case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr, float32, float64:
 			out[i] = v
 		default:
@@ -112,6 +107,21 @@ func (l redactingLogger) Log(keyvals ...any) error {
 		}
 	}
 	return l.next.Log(out...)
+}
+
+// marshalText is v's text as logfmt prints it, or what went wrong: a nil
+// pointer whose MarshalText dereferences it panics no logging goroutine.
+func marshalText(v encoding.TextMarshaler) (text string) {
+	defer func() {
+		if r := recover(); r != nil {
+			text = fmt.Sprintf("%T: MarshalText panicked", v)
+		}
+	}()
+	b, err := v.MarshalText()
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // stdlibLog carries what the standard library logs on its own (an

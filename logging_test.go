@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -56,6 +57,46 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "42") {
 			t.Errorf("%s: a number was lost: %s", format, out.String())
+		}
+	}
+}
+
+type textPointer struct{ text string }
+
+func (p *textPointer) MarshalText() ([]byte, error) { return []byte(p.text), nil }
+
+type errPointer struct{ msg string }
+
+func (e *errPointer) Error() string { return e.msg }
+
+// TestNilValuesNeverPanicALogLine: a nil pointer whose String, Error or
+// MarshalText method dereferences it is logged, as go-kit's own logfmt
+// would log it, rather than panicking the goroutine that logs (a scrape's).
+func TestNilValuesNeverPanicALogLine(t *testing.T) {
+	keys := &redact.Keyring{}
+	keys.Remember("Zq8LmN3pR5sT7vW9xY2aB4cD6eF")
+	for _, format := range []string{"logfmt", "json"} {
+		var out bytes.Buffer
+		base := log.NewLogfmtLogger(&out)
+		if format == "json" {
+			base = log.NewJSONLogger(&out)
+		}
+		logger := redactingLogger{next: base, keys: keys}
+		var nilURL *url.URL
+		var nilErr *errPointer
+		var nilText *textPointer
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("%s: logging nil values panicked: %v", format, r)
+				}
+			}()
+			if err := logger.Log("url", nilURL, "err", nilErr, "text", nilText, "msg", "after"); err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+		}()
+		if !strings.Contains(out.String(), "after") {
+			t.Errorf("%s: the line was not written: %q", format, out.String())
 		}
 	}
 }
