@@ -87,18 +87,28 @@ func decodedViews(s string) []view {
 	seen := map[string]bool{s: true}
 	budget := maxViewBytes
 
+	// keep adds w, what a decoder made of a view, unless it decoded
+	// nothing, is too short to hold a piece, was made already or is past
+	// the budget.
+	keep := func(w view, decoded bool) bool {
+		if !decoded || len(w.b) < MinPiece || seen[string(w.b)] || len(w.b) > budget {
+			return false
+		}
+		seen[string(w.b)] = true
+		budget -= len(w.b)
+		all = append(all, w)
+		return true
+	}
+
 	// Every kind of escape undone at once, layer after layer: the chain
 	// that reads the most texts, made before a long text's budget is spent
 	// on the others. Its views are explored further like every other.
 	var chain []view
 	for v := first; len(chain) < maxLayers; {
-		w, ok := unescapeAll(v)
-		if !ok || len(w.b) < MinPiece || seen[string(w.b)] || len(w.b) > budget {
+		w, decoded := unescapeAll(v)
+		if !keep(w, decoded) {
 			break
 		}
-		seen[string(w.b)] = true
-		budget -= len(w.b)
-		all = append(all, w)
 		chain = append(chain, w)
 		v = w
 	}
@@ -114,14 +124,9 @@ func decodedViews(s string) []view {
 				if len(v.b) > budget { // a view is no longer than its parent (a few named references aside)
 					break
 				}
-				w, ok := decode(v)
-				if !ok || len(w.b) < MinPiece || seen[string(w.b)] {
-					continue
+				if w, decoded := decode(v); keep(w, decoded) {
+					next = append(next, w)
 				}
-				seen[string(w.b)] = true
-				budget -= len(w.b)
-				all = append(all, w)
-				next = append(next, w)
 			}
 		}
 		frontier = next

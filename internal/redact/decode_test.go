@@ -104,6 +104,15 @@ var escapedKeys = []string{
 	"clé-secrète-ünïcödé-日本語-0123",
 }
 
+// withEscapedKeys is a key ring holding every one of escapedKeys.
+func withEscapedKeys() *Keyring {
+	k := &Keyring{}
+	for _, key := range escapedKeys {
+		k.Remember(key)
+	}
+	return k
+}
+
 // TestTheKeyThroughEveryEscape: the key alone or inside realistic bodies,
 // through each encoder, and through each pair and triple of them, leaves
 // no piece of itself behind, however the result is decoded.
@@ -181,10 +190,7 @@ func TestHalfEscapedKey(t *testing.T) {
 // TestOrdinaryEscapedTextIsKept: texts full of escapes but no key come out
 // as they went in: a log line must stay readable.
 func TestOrdinaryEscapedTextIsKept(t *testing.T) {
-	var k Keyring
-	for _, key := range escapedKeys {
-		k.Remember(key)
-	}
+	k := withEscapedKeys()
 	for _, text := range []string{
 		`{"error":"unauthorized","message":"The API key is invalid \u2014 see https:\/\/docs.example.com\/auth","traceId":"00-4bf92f3577b34da6b3ce929d0e0e4736-00"}`,
 		`<html><head><title>401 &#8212; Unauthorized</title></head><body><p>Access denied &amp; logged.&#x20;Contact&nbsp;support.</p></body></html>`,
@@ -227,10 +233,7 @@ func FuzzRedactDecodes(f *testing.F) {
 }
 
 func BenchmarkRedactEscapedBody(b *testing.B) {
-	var k Keyring
-	for _, key := range escapedKeys {
-		k.Remember(key)
-	}
+	k := withEscapedKeys()
 	body := `{"error":"unauthorized","message":"invalid API key \u0041\u0062 \u2014 see https:\/\/docs.example.com\/auth","traceId":"00-4bf92f3577b34da6b3ce929d0e0e4736-00"}`
 	b.ReportAllocs()
 	for b.Loop() {
@@ -241,10 +244,7 @@ func BenchmarkRedactEscapedBody(b *testing.B) {
 // BenchmarkHoldsLongName is the worst name a label value can be: 128 bytes
 // of base64's alphabet, which every decoder layer looks into.
 func BenchmarkHoldsLongName(b *testing.B) {
-	var k Keyring
-	for _, key := range escapedKeys {
-		k.Remember(key)
-	}
+	k := withEscapedKeys()
 	name := strings.Repeat("Zm9vYmFyYmF6cXV4", 8)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -256,10 +256,7 @@ func BenchmarkHoldsLongName(b *testing.B) {
 // and base64, every decoder finding something at every layer: the most
 // decoded views a text can have.
 func BenchmarkRedactBusyBody(b *testing.B) {
-	var k Keyring
-	for _, key := range escapedKeys {
-		k.Remember(key)
-	}
+	k := withEscapedKeys()
 	body := `{"blob":"aGVsbG8gd29ybGQsIHRoaXMgaXMgYSB0cmFjZSA3ZjNhOWMwMSAvIHNwYW4gMTllMmM0ICYlIFw=","re":"^\\d+\\.\\d+$","dbl":"%2520 &amp;amp; \\\\n","path":"C:\\\\Users\\\\svc","q":"a=1&b=2&amp;c=%20x","next":"WXpoNU9FdGNkVEF3TWtaT1NVRmllRngxTURBeVFqQTFORlJjZFRBd01ESkM"}`
 	b.ReportAllocs()
 	for b.Loop() {
@@ -271,10 +268,7 @@ func BenchmarkRedactBusyBody(b *testing.B) {
 // each kind of escape: what a log value holding a binary field costs.
 // (No line of ours logs one; the redacting logger redacts whatever comes.)
 func BenchmarkRedactBase64Blob(b *testing.B) {
-	var k Keyring
-	for _, key := range escapedKeys {
-		k.Remember(key)
-	}
+	k := withEscapedKeys()
 	random := make([]byte, 48<<10)
 	_, _ = rand.NewChaCha8([32]byte{1}).Read(random)
 	blob := `\u0041 &amp; %41 ` + base64.StdEncoding.EncodeToString(random)
