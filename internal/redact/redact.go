@@ -94,29 +94,53 @@ func (k *Keyring) Redact(s string) string {
 	if k == nil {
 		return s
 	}
-	st := k.state.Load()
-	if st == nil || s == "" {
+	return redact(s, k.state.Load())
+}
+
+// redact removes from s every piece of every key of the sets (a nil set
+// holds none). The text is decoded once, whatever the number of sets: a
+// process with many targets redacts each log value of all their keys.
+func redact(s string, sets ...*set) string {
+	if s == "" {
 		return s
 	}
-	for _, key := range st.short {
-		s = strings.ReplaceAll(s, key, Mark)
+	anyPieces := false
+	for _, st := range sets {
+		if st == nil {
+			continue
+		}
+		for _, key := range st.short {
+			s = strings.ReplaceAll(s, key, Mark)
+		}
+		anyPieces = anyPieces || len(st.pieces) > 0
 	}
-	if len(s) < MinPiece || len(st.pieces) == 0 {
+	if len(s) < MinPiece || !anyPieces {
 		return s
+	}
+	isPiece := func(w uint64) bool {
+		for _, st := range sets {
+			if st == nil {
+				continue
+			}
+			if _, ok := st.pieces[w]; ok {
+				return true
+			}
+		}
+		return false
 	}
 	// Every window of MinPiece bytes that is a piece of a key, in the text
 	// as it is and in what it decodes to, marks the span of the text it
 	// came from; overlapping or touching spans become one Mark.
 	var spans []span
 	for i := 0; i+MinPiece <= len(s); i++ {
-		if _, ok := st.pieces[pack(s[i:i+MinPiece])]; ok {
+		if isPiece(pack(s[i : i+MinPiece])) {
 			spans = append(spans, span{int32(i), int32(i + MinPiece)})
 		}
 	}
 	if mayBeEncoded(s) {
 		for _, v := range decodedViews(s)[1:] {
 			for i := 0; i+MinPiece <= len(v.b); i++ {
-				if _, ok := st.pieces[packBytes(v.b[i:i+MinPiece])]; ok && v.start[i] >= 0 && v.end[i+MinPiece-1] >= 0 {
+				if isPiece(packBytes(v.b[i:i+MinPiece])) && v.start[i] >= 0 && v.end[i+MinPiece-1] >= 0 {
 					spans = append(spans, span{v.start[i], v.end[i+MinPiece-1]})
 				}
 			}

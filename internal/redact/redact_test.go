@@ -154,3 +154,44 @@ func BenchmarkRedactLogLine(b *testing.B) {
 		_ = k.Redact(line)
 	}
 }
+
+// BenchmarkRingsRedact is an error body with escapes redacted of the keys
+// of eight targets, as the logger redacts every value.
+func BenchmarkRingsRedact(b *testing.B) {
+	var r Rings
+	for i := range 8 {
+		k := &Keyring{}
+		k.Remember(fmt.Sprintf("gsk_live_%02d_9d8c7b6a5f4e3d2c1b0a", i))
+		r.Add(k)
+	}
+	body := `{"error":"unauthorized","message":"invalid API key \u0041\u0062 \u2014 see https:\/\/docs.example.com\/auth","traceId":"00-4bf92f3577b34da6b3ce929d0e0e4736-00"}`
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = r.Redact(body)
+	}
+}
+
+// TestRingsRedactEveryRingsKeys: a text holding the keys of several
+// targets, raw and escaped, loses every one of them; a ring removed (a
+// target gone) is redacted no more.
+func TestRingsRedactEveryRingsKeys(t *testing.T) {
+	keysOf := []string{"Zq8LmN3pR5sT7vW9xY2aB4cD6eF", "k3J9xPq2Lm8Rt5Vw7Yz1Ab4Cd6E", "Hh7Gg6Ff5Ee4Dd3Cc2Bb1Aa0Zz9"}
+	var r Rings
+	rings := make([]*Keyring, len(keysOf))
+	for i, key := range keysOf {
+		rings[i] = &Keyring{}
+		rings[i].Remember(key)
+		r.Add(rings[i])
+	}
+	text := "a=" + keysOf[0] + " b=" + encoders["json-every"](keysOf[1]) + " c=" + encoders["percent-every"](keysOf[2])
+	got := r.Redact(text)
+	for _, key := range keysOf {
+		if piece := leakAfterDecoding(got, key); piece != "" {
+			t.Errorf("%q of %s left in %s", piece, key, got)
+		}
+	}
+	r.Remove(rings[1])
+	if got := r.Redact("b=" + keysOf[1]); got != "b="+keysOf[1] {
+		t.Errorf("a removed ring's key still redacted: %s", got)
+	}
+}

@@ -30,15 +30,18 @@ func (r *Rings) Remove(k *Keyring) {
 }
 
 // Redact returns s without any piece of any key of any ring (see
-// Keyring.Redact).
+// Keyring.Redact), decoding s once for all of them.
 func (r *Rings) Redact(s string) string {
 	if r == nil {
 		return s
 	}
 	r.mu.RLock()
-	defer r.mu.RUnlock()
+	sets := make([]*set, 0, len(r.rings))
 	for _, k := range r.rings {
-		s = k.Redact(s)
+		if k != nil {
+			sets = append(sets, k.state.Load())
+		}
 	}
-	return s
+	r.mu.RUnlock()
+	return redact(s, sets...)
 }
