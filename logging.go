@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding"
+	"encoding/json"
 	"fmt"
 	stdlog "log"
 	"log/slog"
@@ -61,8 +62,8 @@ func newSlogLogger(base log.Logger, lvl slog.Level) *slog.Logger {
 
 // redactingLogger is the last step of every log line: each value but a
 // number (a string, an error, anything with a String or MarshalText
-// method, bytes, and anything else as fmt prints it) loses every piece of
-// an API key the process has sent before it is written.
+// method, bytes, and anything else as JSON) loses every piece of an API
+// key the process has sent before it is written.
 // Redacting here rather than at each call site makes the guarantee hold for
 // lines nobody thought of: a new debug line, a library's message.
 type redactingLogger struct {
@@ -82,31 +83,58 @@ var (
 func (l redactingLogger) Log(keyvals ...any) error {
 	out := make([]any, len(keyvals))
 	for i, v := range keyvals {
-		switch v := v.(type) {
-		case string:
-			out[i] = l.keys.Redact(v)
-		case error:
-			out[i] = l.keys.Redact(fmt.Sprint(v)) // as v.Error(), but a nil pointer reads "<nil>", not a panic
-		case time.Time:
-			// The slog bridge hands the toolkit's time over as a time.Time,
-			// whose String form ("2026-11-25 03:05:02.98 +0000 UTC m=+0.004")
-			// differs from ours: every line's time reads alike, RFC 3339.
-			out[i] = v.UTC().Format(time.RFC3339Nano)
-		case fmt.Stringer:
-			out[i] = l.keys.Redact(fmt.Sprint(v)) // as v.String(), as safely as an error
-		case []byte:
-			out[i] = l.keys.Redact(string(v))
-		case encoding.TextMarshaler:
-			out[i] = l.keys.Redact(marshalText(v))
-		case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr, float32, float64:
-			out[i] = v
-		default:
-			// A header, a map, a struct: the JSON logger would print its
-			// fields as they are. Printed here, it is redacted like text.
-			out[i] = l.keys.Redact(fmt.Sprintf("%+v", v))
-		}
+		out[i] = l.redacted(v)
 	}
 	return l.next.Log(out...)
+}
+
+// redacted is v as the line prints it, without any piece of a key.
+func (l redactingLogger) redacted(v any) any {
+	switch v := v.(type) {
+	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr, float32, float64:
+		return v
+	case string:
+		return l.keys.Redact(v)
+	case time.Time:
+		// The slog bridge hands the toolkit's time over as a time.Time,
+		// whose String form ("2026-11-25 03:05:02.98 +0000 UTC m=+0.004")
+		// differs from ours: every line's time reads alike, RFC 3339.
+		return v.UTC().Format(time.RFC3339Nano)
+	case slog.Value:
+		// The slog bridge hands over what is not a string as it is: what
+		// it holds is redacted as if it had been logged itself.
+		return l.redacted(v.Resolve().Any())
+	case []byte:
+		return l.keys.Redact(string(v))
+	case error:
+		return l.keys.Redact(fmt.Sprint(v)) // as v.Error(), but a nil pointer reads "<nil>", not a panic
+	case fmt.Stringer:
+		return l.keys.Redact(fmt.Sprint(v)) // as v.String(), as safely as an error
+	case encoding.TextMarshaler:
+		return l.keys.Redact(marshalText(v))
+	default:
+		// A header, a map, a struct: printed here, as JSON, and redacted
+		// like text. fmt would print a []byte field as decimal numbers,
+		// which no redaction reads; JSON writes it in base64, which it does.
+		return l.keys.Redact(marshalJSON(v))
+	}
+}
+
+// marshalJSON is v as encoding/json writes it (byte slices in base64, a
+// cycle an error rather than a stack overflow), or what went wrong.
+func marshalJSON(v any) (text string) {
+	defer func() {
+		if r := recover(); r != nil {
+			text = fmt.Sprintf("%T: could not be printed", v)
+		}
+	}()
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a log line, not a page: & < > as they are
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%T: %v", v, err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // marshalText is v's text as logfmt prints it, or what went wrong: a nil

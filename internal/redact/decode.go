@@ -19,6 +19,7 @@ import (
 type view struct {
 	b          []byte
 	start, end []int32
+	base64Done bool // its base64 view was tried already
 }
 
 func identity(s string) view {
@@ -60,24 +61,28 @@ func (b *builder) separate() {
 	b.out.end = append(b.out.end, -1)
 }
 
-// decoders undo one layer of an encoding each, reporting whether they
-// found anything to undo. unescapeAll comes first: where maxViewBytes
-// ends a long text's views in the middle of a parent's, its view is made
-// before the others' (no chain of the others does its work).
-var decoders = []func(view) (view, bool){unescapeAll, unescapeJS, unescapeHTML, unescapePercent, decodeBase64Runs}
+// escapeDecoders undo one layer of escapes each, reporting whether they
+// found anything to undo; decodeBase64Runs is the last decoder of a view.
+// unescapeAll comes first: where the budget ends in the middle of a
+// parent's views, its view is made before the others' (no chain of the
+// others does its work).
+var escapeDecoders = []func(view) (view, bool){unescapeAll, unescapeJS, unescapeHTML, unescapePercent}
 
 // maxLayers is how deeply encodings are undone: percent-encoded JSON
 // escapes of HTML references is three.
 const maxLayers = 3
 
-// maxViewBytes bounds the bytes of the decoded views of one text. A text
-// of up to 1 KiB (every excerpt and label value we export, most log
-// values) gets every chain of up to maxLayers decoders: at most
-// 5+25+125 views, each no longer than the text. A longer one gets the
-// chain of unescapeAll's views first, then the views that fit: once a
-// whole body's copies have spent the budget, a parent that is a base64
-// field's decoded text may still fit.
-const maxViewBytes = 256 << 10
+// The decoded views of one text may hold viewsPerByte times its length,
+// and maxViewBytes whatever its length. A text of up to 1 KiB (every
+// excerpt and label value we export, most log values) gets every chain of
+// up to maxLayers decoders: at most 5+25+125 views, each no longer than
+// the text. A longer one always gets the chain of unescapeAll's views (at
+// most three copies of it) and base64's views of the text and of that
+// chain (small: only runs of text are kept); then the views that fit.
+const (
+	maxViewBytes = 256 << 10
+	viewsPerByte = 4
+)
 
 // decodedViews are what s decodes to, one layer after another, each
 // different from the others; s itself first.
@@ -85,7 +90,7 @@ func decodedViews(s string) []view {
 	first := identity(s)
 	all := []view{first}
 	seen := map[string]bool{s: true}
-	budget := maxViewBytes
+	budget := max(maxViewBytes, viewsPerByte*len(s))
 
 	// keep adds w, what a decoder made of a view, unless it decoded
 	// nothing, is too short to hold a piece, was made already or is past
@@ -113,18 +118,44 @@ func decodedViews(s string) []view {
 		v = w
 	}
 
+	// Base64 of the text and of the chain's views: small views (runs of
+	// text only), which the copies of a long body would otherwise spend
+	// the budget before. made[d] are the views made so far at depth d+1.
+	first.base64Done = true
+	for i := range chain {
+		chain[i].base64Done = true
+	}
+	made := make([][]view, maxLayers)
+	for depth := range maxLayers {
+		if depth < len(chain) {
+			made[depth] = append(made[depth], chain[depth])
+		}
+		parent := first
+		if depth > 0 {
+			if depth > len(chain) {
+				break
+			}
+			parent = chain[depth-1]
+		}
+		if w, decoded := decodeBase64Runs(parent); keep(w, decoded) {
+			made[depth] = append(made[depth], w)
+		}
+	}
+
 	frontier := []view{first}
 	for depth := range maxLayers {
-		var next []view
-		if depth < len(chain) {
-			next = append(next, chain[depth])
-		}
+		next := made[depth]
 		for _, v := range frontier {
-			for _, decode := range decoders {
+			for _, decode := range escapeDecoders {
 				if len(v.b) > budget { // a view is no longer than its parent (a few named references aside)
 					break
 				}
 				if w, decoded := decode(v); keep(w, decoded) {
+					next = append(next, w)
+				}
+			}
+			if !v.base64Done && len(v.b) <= budget {
+				if w, decoded := decodeBase64Runs(v); keep(w, decoded) {
 					next = append(next, w)
 				}
 			}
@@ -447,7 +478,7 @@ func decodeBase64Run(b *builder, v view, from, to int) {
 // is text, and so is any escape of it; the three wrong alignments of a
 // base64 run, and base64 that is not text (a hash, a compressed blob),
 // decode to bytes that are mostly not. Kept, those bytes cost every later
-// layer its time, and hold escapes by chance whose views use up maxViews
+// layer its time, and hold escapes by chance whose views spend the budget
 // before the views that matter (a key in base64 in base64 in a busy body).
 type textRuns struct {
 	b                 *builder

@@ -352,6 +352,7 @@ func TestDecodingCostsWhatItMayCost(t *testing.T) {
 		most int
 	}{
 		{"busy", busy, maxViewBytes},
+		{"busy, 300 KiB", strings.Repeat(busy, 9), viewsPerByte * 9 * len(busy)},
 		// Next to nothing: none of it is text, at any alignment.
 		{"base64 of random bytes", blob, 4 << 10},
 	} {
@@ -404,6 +405,61 @@ func checkBase64KeyInBase64(t *testing.T, key, text string) {
 		for i := 0; i+MinPiece <= len(key); i++ {
 			if strings.Contains(read, key[i:i+MinPiece]) {
 				t.Fatalf("%q can be read from %q in a text of %d bytes", key[i:i+MinPiece], part, len(text))
+			}
+		}
+	}
+}
+
+// TestALongTextIsStillDecoded: a log value far longer than maxViewBytes
+// (a whole response body, say) still has its escapes undone, and a base64
+// field in a long body busy with escapes of escapes of escapes is still
+// decoded, though the copies of the body spend the budget (helper-8's cases: a .NET-escaped
+// key beyond 256 KiB, base64 of one beyond 55 KiB, went through whole).
+func TestALongTextIsStillDecoded(t *testing.T) {
+	key := "Ab3d+x9Yz/Q2w+ErT5/uI8+kL0=="
+	dotnet := strings.NewReplacer("+", `\u002B`, "/", `\u002F`, "=", `\u003D`)
+	undotnet := strings.NewReplacer(`\u002B`, "+", `\u002F`, "/", `\u003D`, "=")
+	filler := func(n int, unit string) string { return strings.Repeat(unit, n/len(unit)+1)[:n] }
+	var k Keyring
+	k.Remember(key)
+	leaks := func(read string) bool {
+		for i := 0; i+MinPiece <= len(key); i++ {
+			if strings.Contains(read, key[i:i+MinPiece]) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, n := range []int{300 << 10, 1 << 20} {
+		text := `{"log":"` + filler(n, "lorem ipsum ") + `","echo":"` + dotnet.Replace(key) + `"}`
+		got := k.Redact(text)
+		if echo := got[strings.LastIndex(got, `"echo":"`):]; leaks(undotnet.Replace(echo)) {
+			t.Errorf("%d bytes: the key can be read from %s", len(text), echo)
+		}
+	}
+	body := base64.StdEncoding.EncodeToString([]byte(`{"apiKey":"` + dotnet.Replace(key) + `"}`))
+	percent := regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+	unPercent := func(s string) string {
+		return percent.ReplaceAllStringFunc(s, func(m string) string {
+			b, _ := strconv.ParseUint(m[1:], 16, 8)
+			return string([]byte{byte(b)})
+		})
+	}
+	for _, n := range []int{56 << 10, 128 << 10} {
+		// As it is, and query-escaped ('+', '/' and '=' as %2B, %2F,
+		// %3D): base64 a layer down, under the copies of the body.
+		for _, field := range []string{body, url.QueryEscape(body)} {
+			text := `{"log":"` + filler(n, `consectetur \\\\n 100%252525 &amp;amp;amp; tempor `) + `","body":"` + field + `"}`
+			got := k.Redact(text)
+			left := got[strings.LastIndex(got, `"body":"`)+len(`"body":"`):]
+			for _, part := range strings.Split(strings.TrimSuffix(left, `"}`), Mark) {
+				part = unPercent(part)
+				for off := range min(4, len(part)) { // a Mark may have cut it anywhere
+					decoded, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(part[off:], "=")[:(len(strings.TrimRight(part[off:], "="))/4)*4])
+					if leaks(undotnet.Replace(string(decoded))) {
+						t.Errorf("%d bytes: the key can be read from the base64 %q", len(text), part)
+					}
+				}
 			}
 		}
 	}
