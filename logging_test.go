@@ -53,6 +53,15 @@ type textOnly string
 
 func (s textOnly) MarshalText() ([]byte, error) { return []byte(s), nil }
 
+// redactingLoggerTo is the redacting logger over go-kit's logger of format,
+// writing to out.
+func redactingLoggerTo(out *bytes.Buffer, format string, keys redactor) redactingLogger {
+	if format == "json" {
+		return redactingLogger{next: log.NewJSONLogger(out), keys: keys}
+	}
+	return redactingLogger{next: log.NewLogfmtLogger(out), keys: keys}
+}
+
 // TestEveryLogLineIsRedacted: whatever a line carries the key in (a
 // string, an error, a Stringer, bytes, a header, a map, a struct, a
 // TextMarshaler) and whichever format, the key is gone on the way out;
@@ -63,11 +72,7 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 	keys.Remember(key)
 	for _, format := range []string{"logfmt", "json"} {
 		var out bytes.Buffer
-		base := log.NewLogfmtLogger(&out)
-		if format == "json" {
-			base = log.NewJSONLogger(&out)
-		}
-		logger := redactingLogger{next: base, keys: keys}
+		logger := redactingLoggerTo(&out, format, keys)
 		_ = logger.Log(
 			"msg", "lower "+strings.ToLower(key),
 			"err", errors.New("401: "+key[3:20]),
@@ -118,11 +123,7 @@ func TestNoValueCrashesALogLine(t *testing.T) {
 	keys.Remember("Zq8LmN3pR5sT7vW9xY2aB4cD6eF")
 	for _, format := range []string{"logfmt", "json"} {
 		var out bytes.Buffer
-		base := log.NewLogfmtLogger(&out)
-		if format == "json" {
-			base = log.NewJSONLogger(&out)
-		}
-		logger := redactingLogger{next: base, keys: keys}
+		logger := redactingLoggerTo(&out, format, keys)
 		var nilURL *url.URL
 		var nilErr *errPointer
 		var nilText *textPointer
