@@ -7,6 +7,7 @@ import (
 	stdlog "log"
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -112,6 +113,19 @@ func (l redactingLogger) redacted(v any) any {
 		return l.keys.Redact(fmt.Sprint(v)) // as v.String(), as safely as an error
 	case encoding.TextMarshaler:
 		return l.keys.Redact(marshalText(v))
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.String: // a named string type: text, not a JSON string
+		return l.keys.Redact(rv.String())
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 { // named bytes (json.RawMessage): text, not base64
+			return l.keys.Redact(string(rv.Bytes()))
+		}
+		return l.keys.Redact(marshalJSON(v))
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return v // a named number type
 	default:
 		// A header, a map, a struct: printed here, as JSON, and redacted
 		// like text. fmt would print a []byte field as decimal numbers,

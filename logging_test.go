@@ -47,6 +47,8 @@ type upstreamReply struct {
 
 type rawBody []byte
 
+type namedString string
+
 // textOnly is text only through encoding.TextMarshaler, as logfmt and
 // encoding/json print it.
 type textOnly string
@@ -88,6 +90,7 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 			"reply", upstreamReply{Status: 401, Body: []byte(`{"error":"bad key ` + key + `"}`)},
 			"raw", json.RawMessage(`{"key":"`+key+`"}`),
 			"named", rawBody(key),
+			"namedString", namedString(key),
 			"bodies", map[string][]byte{"a": []byte(key)},
 			"slog", slog.AnyValue([]byte(key)),
 			"slogStruct", slog.AnyValue(upstreamReply{Body: []byte(key)}),
@@ -101,6 +104,18 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "42") {
 			t.Errorf("%s: a number was lost: %s", format, out.String())
+		}
+		if format == "json" {
+			var line map[string]any
+			if err := json.Unmarshal(out.Bytes(), &line); err != nil {
+				t.Fatal(err)
+			}
+			// Named text types print as text, not as a JSON string or base64.
+			for _, k := range []string{"named", "namedString", "raw"} {
+				if s, _ := line[k].(string); !strings.HasPrefix(s, "<redacted>") && !strings.HasPrefix(s, `{"key":"<redacted>`) {
+					t.Errorf("%s printed as %q", k, line[k])
+				}
+			}
 		}
 	}
 }

@@ -88,6 +88,18 @@ func escapedChars(key string, pick func(i int) int, upper func(i int) bool) []st
 	return out
 }
 
+// percentEscaped is %HH, either case.
+var percentEscaped = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+
+// unPercent undoes every %HH of s, leniently: what a reader of the text
+// sees.
+func unPercent(s string) string {
+	return percentEscaped.ReplaceAllStringFunc(s, func(m string) string {
+		b, _ := strconv.ParseUint(m[1:], 16, 8)
+		return string([]byte{byte(b)})
+	})
+}
+
 // survivingPiece returns the text, as written, of MinPiece or more
 // consecutive bytes of key that redacted still holds, or "".
 // A Mark is a barrier: its characters beside the text's could spell what
@@ -234,14 +246,7 @@ func TestARawBackslashBeforeAnEscape(t *testing.T) {
 // a query, that HTML-escaped into a page), beside text that every decoder
 // finds something in: four and five layers in all.
 func TestKeyEscapedCharByCharThenWrapped(t *testing.T) {
-	percent := regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
 	decimal := regexp.MustCompile(`&#[0-9]+;`)
-	unPercent := func(s string) string { // lenient: what a reader of the text sees
-		return percent.ReplaceAllStringFunc(s, func(m string) string {
-			b, _ := strconv.ParseUint(m[1:], 16, 8)
-			return string([]byte{byte(b)})
-		})
-	}
 	unDecimal := func(s string) string {
 		return decimal.ReplaceAllStringFunc(s, func(m string) string {
 			r, _ := strconv.Atoi(m[2 : len(m)-1])
@@ -321,17 +326,13 @@ func TestAPathEscapedHTMLEscapedKey(t *testing.T) {
 	var k Keyring
 	k.Remember(key)
 	const busy = `"msg":"upstream said \"bad\"","path":"C:\\Users\\svc","ct":"application/json; charset=utf-8","q":"a=1&b=2&amp;c=%20x",`
-	percent := regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
 	// Short, every chain of three decoders is tried; at 20 KiB, fewer
 	// (maxViewBytes), and three mixed passes must do.
 	for _, repeat := range []int{1, 150} {
 		text := `{` + strings.Repeat(busy, repeat) + `"redirect":"https://auth.example.com/cb?e=` +
 			url.PathEscape(html.EscapeString(strings.Join(written, ""))) + `"}`
 		got := k.Redact(text)
-		seen := html.UnescapeString(percent.ReplaceAllStringFunc(got, func(m string) string {
-			b, _ := strconv.ParseUint(m[1:], 16, 8)
-			return string([]byte{byte(b)})
-		}))
+		seen := html.UnescapeString(unPercent(got))
 		if piece := survivingPiece(seen, key, written); piece != "" {
 			t.Errorf("%d bytes: %q survives", len(text), piece)
 		}
@@ -438,13 +439,6 @@ func TestALongTextIsStillDecoded(t *testing.T) {
 		}
 	}
 	body := base64.StdEncoding.EncodeToString([]byte(`{"apiKey":"` + dotnet.Replace(key) + `"}`))
-	percent := regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
-	unPercent := func(s string) string {
-		return percent.ReplaceAllStringFunc(s, func(m string) string {
-			b, _ := strconv.ParseUint(m[1:], 16, 8)
-			return string([]byte{byte(b)})
-		})
-	}
 	for _, n := range []int{56 << 10, 128 << 10} {
 		// As it is, and query-escaped ('+', '/' and '=' as %2B, %2F,
 		// %3D): base64 a layer down, under the copies of the body.
