@@ -278,3 +278,28 @@ func BenchmarkRedactBase64Blob(b *testing.B) {
 		_ = k.Redact(blob)
 	}
 }
+
+// BenchmarkRedactHostileText is the worst text found for the decoded
+// views (helper-8's search): runs of base64's alphabet that decode to text
+// at every alignment, among escapes of escapes of the same character, at
+// an excerpt's length (256 bytes, the most an upstream gets into a line)
+// and at 1 KiB (where every chain of three decoders is still made).
+func BenchmarkRedactHostileText(b *testing.B) {
+	k := withEscapedKeys()
+	units := []string{"VVVV", "VVVVVVVVVVVV", "%56", "%2556", "&#86;", "&amp;#86;", `\x56`, `\\x56`, `\u0056`, "%26%2386%3B", "&#37;56", `\u0025`, "&#92;x56", "%5Cu0056", "=", " ", "VkZWV", "Vlp"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{256, 1 << 10} {
+		var t strings.Builder
+		for t.Len() < n {
+			t.WriteString(units[r.IntN(len(units))])
+		}
+		text := t.String()[:n]
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = k.Redact(text)
+			}
+		})
+	}
+}
