@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // screenArgs takes out of args what kingpin would stop at: a flag it does
@@ -74,18 +76,15 @@ var keyFlag = regexp.MustCompile(`^(api[.-]?)?(key|apikey|api-key|token|secret|b
 // else gets the nearest flag's name when there is a close one.
 func unknownFlag(name string, flags map[string]*kingpin.FlagModel) error {
 	if keyFlag.MatchString(strings.ToLower(name)) {
-		return fmt.Errorf("--%s: there is no flag for the API key, on purpose: a flag's value shows in ps, /proc and shell history. Put the key in a file readable only by the exporter and pass --api.key-file=PATH, or set the environment variable %s", name, keyEnv)
+		return fmt.Errorf("--%s: there is no flag for the API key, on purpose: a flag's value shows in ps, /proc and shell history. Put the key in a file readable only by the exporter and pass --api.key-file=PATH, or set the environment variable %s", name, targets.KeyEnv)
 	}
-	best, bestDistance := "", 0
+	var names []string
 	for candidate, f := range flags {
-		if f.Hidden || candidate == "help" || candidate == "version" {
-			continue
-		}
-		if d := editDistance(name, candidate); best == "" || d < bestDistance || (d == bestDistance && candidate < best) {
-			best, bestDistance = candidate, d
+		if !f.Hidden && candidate != "help" && candidate != "version" {
+			names = append(names, candidate)
 		}
 	}
-	if best != "" && bestDistance <= max(2, len(name)/4) {
+	if best := targets.Nearest(name, names); best != "" {
 		return fmt.Errorf("--%s: unknown flag; did you mean --%s? (see --help)", name, best)
 	}
 	return fmt.Errorf("--%s: unknown flag (see --help for the flags)", name)
@@ -105,26 +104,4 @@ func shown(word string) string {
 		return fmt.Sprintf("%q", word)
 	}
 	return fmt.Sprintf("%q (%d characters)", word[:4]+"…", len(word))
-}
-
-// editDistance is the Levenshtein distance between a and b, for "did you
-// mean": flag names are short, so the quadratic table is nothing.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

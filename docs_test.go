@@ -59,6 +59,17 @@ func endpointLabels() string {
 	return strings.TrimSpace(b.String()) + "\n"
 }
 
+// groupPaths names the paths of a group's endpoints.
+func groupPaths(group string) string {
+	var paths []string
+	for _, e := range endpoint.All() {
+		if e.Group == group {
+			paths = append(paths, "/v1/"+e.Label)
+		}
+	}
+	return strings.Join(paths, ", ")
+}
+
 func collectorsTable() string {
 	var b strings.Builder
 	b.WriteString("| flag | environment variable | default | collects |\n|---|---|---|---|\n")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,12 +21,61 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 const exporterName = "global_stability_exporter"
+
+// config is what the command line says, as plain values.
+type config struct {
+	defaults      targets.Settings // the one account's, or every target's defaults
+	metricsPath   string
+	maxRequests   int
+	timeoutOffset time.Duration
+	logLevel      string
+	logFormat     string
+	demo          bool
+	configFile    string
+	web           *web.FlagConfig
+}
+
+// envar is the environment variable every flag also reads.
+func envar(flag string) string {
+	return "GLOBAL_STABILITY_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(flag))
+}
+
+// registerFlags declares the flags: a target's settings from their
+// declaration (targets.Settings.List), the rest here.
+func registerFlags(app *kingpin.Application) *config {
+	c := &config{}
+	flag := func(name, help string) *kingpin.FlagClause { return app.Flag(name, help).Envar(envar(name)) }
+	for _, st := range c.defaults.List() {
+		if st.Flag != "" {
+			f := flag(st.Flag, st.Help)
+			if st.Default != "" {
+				f.Default(st.Default)
+			}
+			f.SetValue(st.Value)
+		}
+	}
+	flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.metricsPath)
+	flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").IntVar(&c.maxRequests)
+	flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").DurationVar(&c.timeoutOffset)
+	flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").StringVar(&c.logLevel)
+	flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").StringVar(&c.logFormat)
+	flag("demo", "Scrape a built-in simulator of the API instead of the real one, as two made-up accounts (/probe?target=demo-a, demo-b; /metrics serves demo-a). The data is made up.").BoolVar(&c.demo)
+	flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").StringVar(&c.configFile)
+	c.web = kingpinflag.AddFlags(app, ":10110")
+	// The toolkit's help gives node_exporter's port as its example.
+	app.GetFlag("web.listen-address").Help("Addresses on which to expose metrics and the landing page. Repeatable for multiple addresses. Examples: `:10110` or `[::1]:10110` for http, `vsock://:10110` for vsock.")
+	for _, name := range []string{"web.listen-address", "web.config.file", "web.systemd-socket"} {
+		app.GetFlag(name).Envar(envar(name))
+	}
+	return c
+}
 
 func main() {
 	fillInVersion()
@@ -42,17 +92,17 @@ func run(args []string) int {
 	app.ErrorWriter(os.Stderr)
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
-	f := registerFlags(app)
+	c := registerFlags(app)
 	var problems []error
 	nameFlagErrors(app, &problems)
 	args, argProblems := screenArgs(app, args)
 	problems = append(problems, argProblems...)
 	_, parseErr := app.Parse(args)
 
-	// Every target's key ring is added here as it is built, and every log
-	// line is redacted of each of their keys.
+	// Every target's keys, from the moment each is loaded: every log line
+	// is redacted of them all.
 	keys := &redact.Rings{}
-	logger, slogger, err := newLogger(*f.logLevel, *f.logFormat, keys)
+	logger, slogger, err := newLogger(c.logLevel, c.logFormat, keys)
 	if err != nil {
 		problems = append(problems, err)
 		logger, slogger, _ = newLogger("info", "logfmt", keys) // to say so
@@ -62,7 +112,7 @@ func run(args []string) int {
 		// value at the end): what follows it was not read.
 		problems = append(problems, fmt.Errorf("%w (see --help)", parseErr))
 	} else {
-		problems = append(problems, f.validate()...)
+		problems = append(problems, validate(c)...)
 	}
 	// Every problem at once, each on a line of its own in the log's format.
 	if len(problems) > 0 {
@@ -75,7 +125,6 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
 	// The demo simulator outlives the signal: scrapes in flight at shutdown
 	// still need it. It stops when run returns.
 	demoCtx, stopDemo := context.WithCancel(context.Background())
@@ -83,28 +132,23 @@ func run(args []string) int {
 	// Nothing may log around our logger, and so around the key's redaction.
 	errorLog := routeStdlibLog(logger)
 
-	env := f.newEnv(targets.Env{Logger: logger, Keys: keys})
-	sc, err := f.scrape(demoCtx, env)
+	env := newEnv(c, targets.Env{Logger: logger, Keys: keys})
+	sc, err := build(demoCtx, c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
 	}
-	longLived := prometheus.NewRegistry()
-	longLived.MustRegister(
-		versioncollector.NewCollector(exporterName),
-		demoGauge(*f.demo),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		env.Scrapes,
-	)
-	longLived.MustRegister(env.API.Collectors()...)
-	mux, err := f.routes(sc, longLived)
+	own := prometheus.NewRegistry()
+	own.MustRegister(versioncollector.NewCollector(exporterName), demoGauge(c.demo),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), env.Scrapes)
+	own.MustRegister(env.API.Collectors()...)
+	mux, err := routes(c, sc, own)
 	if err != nil {
 		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
 		return 1
 	}
-	if sc.set != nil && *f.configFile != "" {
-		longLived.MustRegister(sc.set.Collectors()...)
+	if sc.set != nil && c.configFile != "" {
+		own.MustRegister(sc.set.Collectors()...)
 		reloadOnHangUp(ctx, sc.set)
 	}
 
@@ -116,17 +160,16 @@ func run(args []string) int {
 		IdleTimeout:       2 * time.Minute,
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- web.ListenAndServe(srv, f.web, slogger) }()
-
+	go func() { serveErr <- web.ListenAndServe(srv, c.web, slogger) }()
 	select {
 	case err := <-serveErr:
-		level.Error(logger).Log("msg", "cannot serve", "err", err, "hint", serveHint(err, f.envar))
+		level.Error(logger).Log("msg", "cannot serve", "err", err, "hint", serveHint(err))
 		return 1
 	case <-ctx.Done():
 	}
 	// Let scrapes in flight finish; they are bounded by their own deadlines.
 	level.Info(logger).Log("msg", "shutting down, finishing scrapes in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), *f.apiTimeout+5*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.defaults.Timeout+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		level.Error(logger).Log("msg", "shutdown did not finish cleanly", "err", err)
@@ -155,12 +198,13 @@ func demoGauge(demo bool) prometheus.Collector {
 // serveHint names the setting behind a listener that cannot start: an
 // address in use or not ours to take is --web.listen-address's; anything
 // else comes from --web.config.file (TLS files, basic auth).
-func serveHint(err error, envar func(string) string) string {
+func serveHint(err error) string {
+	listen := flagSource("web.listen-address", "")
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		return "another process listens on that address (another exporter?): stop it, or choose another port with " + flagSource("web.listen-address", envar("web.listen-address"), "")
+		return "another process listens on that address (another exporter?): stop it, or choose another port with " + listen
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EADDRNOTAVAIL):
-		return "this process may not listen there (a port below 1024, or an address not on this machine): choose another with " + flagSource("web.listen-address", envar("web.listen-address"), "")
+		return "this process may not listen there (a port below 1024, or an address not on this machine): choose another with " + listen
 	}
-	return "check " + flagSource("web.config.file", envar("web.config.file"), "") + " and the files it names, and " + flagSource("web.listen-address", envar("web.listen-address"), "")
+	return "check " + flagSource("web.config.file", "") + " and the files it names, and " + listen
 }

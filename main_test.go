@@ -99,8 +99,8 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		{"a long positional argument is not quoted whole", []string{"--demo", secretKey}, nil, []string{`\"gsk_…\" (29 characters): the exporter takes no arguments`}},
 		{"three bad numbers at once", []string{"--demo", "--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}, nil, []string{"--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}},
 		{"negative limits", []string{"--demo", "--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}, nil, []string{"--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}},
-		{"page size without its parameter", []string{"--demo", "--api.page-size=100"}, nil, []string{"--api.page-size=100 (GLOBAL_STABILITY_API_PAGE_SIZE) needs --api.page-size-param"}},
-		{"page size parameter without a size", []string{"--demo", "--api.page-size-param=limit"}, nil, []string{"--api.page-size-param", "limit", "needs --api.page-size"}},
+		{"page size without its parameter", []string{"--demo", "--api.page-size=100"}, nil, []string{"--api.page-size-param (GLOBAL_STABILITY_API_PAGE_SIZE_PARAM) and --api.page-size=100 (GLOBAL_STABILITY_API_PAGE_SIZE) go together"}},
+		{"page size parameter without a size", []string{"--demo", "--api.page-size-param=limit"}, nil, []string{"--api.page-size-param=limit (GLOBAL_STABILITY_API_PAGE_SIZE_PARAM) and --api.page-size=0", "go together"}},
 		{"grid too fine", []string{"--demo", "--collector.conflict.grid-degrees=0.1"}, nil, []string{"--collector.conflict.grid-degrees"}},
 		{"telemetry path without slash", []string{"--demo", "--web.telemetry-path=metrics"}, nil, []string{"--web.telemetry-path", "/metrics"}},
 		{"empty telemetry path", []string{"--demo", "--web.telemetry-path="}, nil, []string{"--web.telemetry-path (GLOBAL_STABILITY_WEB_TELEMETRY_PATH) is empty"}},
@@ -108,7 +108,7 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		{"missing web config file", []string{"--demo", "--web.config.file=/nonexistent/web.yml"}, nil, []string{"--web.config.file", "/nonexistent/web.yml"}},
 		{"demo and a real API", []string{"--demo", "--api.url=https://api.example.com"}, nil, []string{"--demo", "--api.url", "unset one"}},
 		{"demo from the environment and a key", nil, []string{"GLOBAL_STABILITY_DEMO=true", "GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"GLOBAL_STABILITY_DEMO", "GLOBAL_STABILITY_API_KEY"}},
-		{"client certificate without its key", []string{"--demo", "--api.tls.cert-file=/tmp/cert.pem"}, nil, []string{"--api.tls.cert-file (GLOBAL_STABILITY_API_TLS_CERT_FILE) and --api.tls.key-file"}},
+		{"client certificate without its key", []string{"--demo", "--api.tls.cert-file=/tmp/cert.pem"}, nil, []string{"--api.tls.cert-file=/tmp/cert.pem (GLOBAL_STABILITY_API_TLS_CERT_FILE) and --api.tls.key-file (GLOBAL_STABILITY_API_TLS_KEY_FILE) go together"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,14 +38,12 @@ type scraped struct {
 	metrics *targets.Target // the target /metrics serves; nil with --config.file
 }
 
-// named reports whether the targets are several, their series and log
-// lines then carrying their names.
-func (f *flags) named() bool { return *f.configFile != "" || *f.demo }
-
-// newEnv is what every target of the process shares.
-func (f *flags) newEnv(base targets.Env) targets.Env {
+// newEnv is what every target of the process shares. The targets of a
+// file, or the demo's, are several: their series and log lines carry their
+// names.
+func newEnv(c *config, base targets.Env) targets.Env {
 	env := base
-	env.TimeoutOffset, env.MaxRequests, env.Named = *f.timeoutOffset, *f.maxRequests, f.named()
+	env.TimeoutOffset, env.MaxRequests, env.Named = c.timeoutOffset, c.maxRequests, c.configFile != "" || c.demo
 	if env.Named {
 		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
 	} else {
@@ -55,24 +55,24 @@ func (f *flags) newEnv(base targets.Env) targets.Env {
 // demoTargets are the names of the demo's simulated accounts.
 var demoTargets = []string{"demo-a", "demo-b"}
 
-// scrape builds the targets. demoCtx bounds the demo's simulator.
-func (f *flags) scrape(demoCtx context.Context, env targets.Env) (scraped, error) {
+// build builds the targets. demoCtx bounds the demo's simulator.
+func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error) {
 	switch {
-	case *f.configFile != "":
-		set, err := targets.NewSet(*f.configFile, f.settings(), env)
+	case c.configFile != "":
+		set, err := targets.NewSet(c.configFile, c.defaults, env)
 		if err != nil {
-			return scraped{}, fmt.Errorf("%s: %w", flagSource("config.file", f.envar("config.file"), *f.configFile), err)
+			return scraped{}, fmt.Errorf("%s: %w", flagSource("config.file", c.configFile), err)
 		}
 		return scraped{set: set}, nil
-	case *f.demo:
+	case c.demo:
 		url, keys, err := startDemo(demoCtx, len(demoTargets))
 		if err != nil {
 			return scraped{}, fmt.Errorf("--demo: %w", err)
 		}
-		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets), "collectors", f.collectors())
+		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets), "collectors", enabled(c.defaults))
 		var named []targets.Named
 		for i, name := range demoTargets {
-			s := f.settings()
+			s := c.defaults.Clone()
 			s.APIURL, s.Key, s.KeyFrom = url, staticKey(keys[i]), "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})
 		}
@@ -83,24 +83,37 @@ func (f *flags) scrape(demoCtx context.Context, env targets.Env) (scraped, error
 		first, _ := set.Get(demoTargets[0])
 		return scraped{set: set, metrics: first}, nil
 	}
-	s := f.settings()
-	key, from, err := f.keySource()
+	s := c.defaults
+	key, from, err := keySource(s.KeyFile)
 	if err != nil {
 		return scraped{}, err
 	}
-	s.APIURL, s.Key, s.KeyFrom = *f.apiURL, key, from
+	s.Key, s.KeyFrom = key, from
 	t, err := targets.New("", s, env)
 	var fe *targets.FieldError
 	switch {
-	case errors.As(err, &fe) && fe.Field == targets.FieldTLS:
+	case errors.As(err, &fe) && fe.Field == "tls_config":
 		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", fe.Err)
 	case errors.As(err, &fe):
-		return scraped{}, fmt.Errorf("%s: %w", f.namer()(fe.Field, ""), fe.Err)
+		return scraped{}, fmt.Errorf("%s: %w", flagSource("api.url", ""), fe.Err)
 	case err != nil:
 		return scraped{}, err
 	}
-	level.Info(env.Logger).Log(append([]any{"msg", "scraping the Global Stability API"}, append(t.Describe(), "collectors", f.collectors())...)...)
+	level.Info(env.Logger).Log(append([]any{"msg", "scraping the Global Stability API"}, append(t.Describe(), "collectors", enabled(s))...)...)
 	return scraped{metrics: t}, nil
+}
+
+// enabled lists the enabled collectors, for the start-up log.
+func enabled(s targets.Settings) string {
+	var on []string
+	for _, e := range s.Endpoints() {
+		if e.Group == "" {
+			on = append(on, e.Label)
+		} else if !slices.Contains(on, e.Group) {
+			on = append(on, e.Group)
+		}
+	}
+	return strings.Join(on, ",")
 }
 
 func staticKey(key string) func() (string, error) {
@@ -135,27 +148,27 @@ func startDemo(ctx context.Context, accounts int) (url string, keys []string, er
 // series with the exporter's own, or, with a targets' file, only the
 // exporter's own), /probe and /-/reload where there are targets, and the
 // landing page.
-func (f *flags) routes(sc scraped, own *prometheus.Registry) (*http.ServeMux, error) {
+func routes(c *config, sc scraped, own *prometheus.Registry) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if sc.metrics != nil {
-		mux.Handle(*f.metricsPath, sc.metrics.Handler(own))
+		mux.Handle(c.metricsPath, sc.metrics.Handler(own))
 	} else {
-		mux.Handle(*f.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+		mux.Handle(c.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	}
 	if sc.set != nil {
 		mux.Handle("/probe", sc.set.Probe())
 		mux.Handle("/-/reload", sc.set.ReloadHandler())
 	} else {
 		noTargets := func(w http.ResponseWriter, _ *http.Request) {
-			http.Error(w, "no targets: this exporter serves one API account, on "+*f.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
+			http.Error(w, "no targets: this exporter serves one API account, on "+c.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
 		}
 		mux.HandleFunc("/probe", noTargets)
 		mux.HandleFunc("/-/reload", noTargets)
 	}
-	if *f.metricsPath == "/" {
+	if c.metricsPath == "/" {
 		return mux, nil
 	}
-	landing := &landingPage{config: landingConfig(*f.metricsPath, *f.demo), scraped: sc, api: *f.apiURL}
+	landing := &landingPage{config: landingConfig(c.metricsPath, c.demo), scraped: sc, api: c.defaults.APIURL}
 	if _, err := web.NewLandingPage(landing.config); err != nil {
 		return nil, err
 	}

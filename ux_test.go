@@ -167,7 +167,7 @@ func TestEveryStartUpProblemAtOnce(t *testing.T) {
 		`--collector.pillars=\"maybe\" (GLOBAL_STABILITY_COLLECTOR_PILLARS): want true or false`,
 		`--web.max-requests=-3 (GLOBAL_STABILITY_WEB_MAX_REQUESTS)`,
 		`--api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES)`,
-		`--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file ` + emptyKey + `: is empty`,
+		`--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file ` + emptyKey + ` is empty`,
 	}
 	if len(lines) != len(want) {
 		t.Errorf("%d lines, want one per problem (%d):\n%s", len(lines), len(want), out)

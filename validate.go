@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
+	"os/user"
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -21,14 +24,14 @@ import (
 // value is reported at once, with the other start-up problems.
 type namedValue struct {
 	kingpin.Value
-	name, envar string
-	defaults    []string // what kingpin would have set had the flag not been given
-	problems    *[]error
+	name     string
+	defaults []string // what kingpin would have set had the flag not been given
+	problems *[]error
 }
 
 func (v *namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
-		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, v.envar, fmt.Sprintf("%q", s)), valueHint(v.Value, err)))
+		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), valueHint(v.Value, err)))
 		// Some of kingpin's values are changed by a failed Set (a duration
 		// becomes 0): put the default in, so that the checks of valid
 		// values do not report the same flag again as out of range.
@@ -42,15 +45,12 @@ func (v *namedValue) Set(s string) error {
 // flagSource names a flag with its value as a user reads it in a message:
 // --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES), so that the value is
 // found whether it was given as a flag or in the environment.
-func flagSource(name, envar, value string) string {
+func flagSource(name, value string) string {
 	s := "--" + name
 	if value != "" {
 		s += "=" + value
 	}
-	if envar != "" {
-		s += " (" + envar + ")"
-	}
-	return s
+	return s + " (" + envar(name) + ")"
 }
 
 // IsBoolFlag and IsCumulative pass on what kingpin asks of the value it
@@ -66,22 +66,19 @@ func (v *namedValue) IsCumulative() bool {
 	return ok && c.IsCumulative()
 }
 
-// valueHint says what a valid value of v's kind looks like. kingpin's value
-// types are unexported, so they are told apart by name; a kingpin upgrade
-// that renames one loses its hint but keeps the error (and
+// valueHint says what a valid value of v's kind looks like. A target's
+// settings say it in their own errors; kingpin's value types, for the
+// other flags, are unexported, so they are told apart by name (a kingpin
+// upgrade that renames one loses its hint but keeps the error, and
 // TestConfigurationErrorsStopStartUp notices).
 func valueHint(v kingpin.Value, err error) string {
 	switch fmt.Sprintf("%T", v) {
 	case "*kingpin.durationValue":
 		return "want a duration with a unit, such as 10s or 1m30s"
-	case "*kingpin.bytesValue":
-		return "want a size with a unit, such as 16MiB or 512KiB"
 	case "*kingpin.boolValue":
 		return "want true or false"
 	case "*kingpin.intValue":
 		return "want a whole number"
-	case "*kingpin.float64Value":
-		return "want a number"
 	}
 	return err.Error()
 }
@@ -93,20 +90,17 @@ func nameFlagErrors(app *kingpin.Application, problems *[]error) {
 		if m.Name == "help" || m.Name == "version" {
 			continue
 		}
-		app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, envar: m.Envar, defaults: m.Default, problems: problems})
+		app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: problems})
 	}
 }
 
 // validate checks every flag whose value parsed but makes no sense, and
 // the combinations that cannot work. Each problem names its flag and what
-// to do; all are reported at once, so a user fixes them in one go. The
-// targets' settings are checked by targets.Settings, named as flags here.
-func (f *flags) validate() []error {
+// to do; all are reported at once, so a user fixes them in one go.
+func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	// the flag named with its value and its environment variable
-	n := func(name string, value any) string { return flagSource(name, f.envar(name), fmt.Sprint(value)) }
-
+	keyFile := c.defaults.KeyFile
 	// Where the targets come from: the demo's simulator, the targets'
 	// file, or the flags. Each excludes what belongs to another.
 	type setting struct {
@@ -114,64 +108,116 @@ func (f *flags) validate() []error {
 		name string
 	}
 	realAPI := []setting{
-		{*f.apiURL != "", n("api.url", "")},
-		{*f.keyFile != "", n("api.key-file", "")},
-		{os.Getenv(keyEnv) != "", keyEnv},
+		{c.defaults.APIURL != "", flagSource("api.url", "")},
+		{keyFile != "", flagSource("api.key-file", "")},
+		{os.Getenv(targets.KeyEnv) != "", targets.KeyEnv},
 	}
 	switch {
-	case *f.demo:
+	case c.demo:
 		// Demo mode ignores the real API: a stray GLOBAL_STABILITY_DEMO=true
 		// in production would feed made-up data into real alerts.
-		for _, real := range append(realAPI, setting{*f.configFile != "", n("config.file", "")}) {
+		for _, real := range append(realAPI, setting{c.configFile != "", flagSource("config.file", "")}) {
 			if real.set {
-				bad("%s and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", n("demo", ""), real.name)
+				bad("%s and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", flagSource("demo", ""), real.name)
 			}
 		}
-	case *f.configFile != "":
+	case c.configFile != "":
 		for _, real := range realAPI {
 			if real.set {
-				bad("%s and %s are both set: with a targets' file, each target's URL and key file are in the file; unset %s", n("config.file", *f.configFile), real.name, real.name)
+				bad("%s and %s are both set: with a targets' file, each target's URL and key file are in the file; unset %s", flagSource("config.file", c.configFile), real.name, real.name)
 			}
 		}
-		if _, err := targets.Load(*f.configFile, f.settings()); err != nil {
+		if _, err := targets.Load(c.configFile, c.defaults); err != nil {
 			for _, e := range unjoin(err) {
-				bad("%s: %v", n("config.file", *f.configFile), e)
+				bad("%s: %v", flagSource("config.file", c.configFile), e)
 			}
 		}
 	default:
-		if *f.apiURL == "" {
-			bad("%s is required: set it to the API's base address, pass --config.file for several targets, or pass --demo to try the exporter on simulated data", n("api.url", ""))
+		if c.defaults.APIURL == "" {
+			bad("%s is required: set it to the API's base address, pass --config.file for several targets, or pass --demo to try the exporter on simulated data", flagSource("api.url", ""))
 		}
 		// The key is checked with everything else, not on a second run.
-		if _, _, err := f.keySource(); err != nil {
+		if _, _, err := keySource(keyFile); err != nil {
 			problems = append(problems, err)
 		}
 	}
-	s := f.settings()
-	if *f.configFile == "" && !*f.demo {
-		s.APIURL = *f.apiURL
+	problems = append(problems, c.defaults.Validate("", nameFlag)...)
+	if c.timeoutOffset < 0 {
+		bad("%s: want 0 or a positive duration, such as 0.5s", flagSource("web.timeout-offset", c.timeoutOffset.String()))
 	}
-	problems = append(problems, s.Validate(f.namer())...)
-	if *f.timeoutOffset < 0 {
-		bad("%s: want 0 or a positive duration, such as 0.5s", n("web.timeout-offset", *f.timeoutOffset))
+	if c.maxRequests < 0 {
+		bad("%s: want 0 (no limit) or a positive number", flagSource("web.max-requests", fmt.Sprint(c.maxRequests)))
 	}
-	if *f.maxRequests < 0 {
-		bad("%s: want 0 (no limit) or a positive number", n("web.max-requests", *f.maxRequests))
-	}
-	if err := checkTelemetryPath(*f.metricsPath, f.envar("web.telemetry-path")); err != nil {
+	if err := checkTelemetryPath(c.metricsPath); err != nil {
 		problems = append(problems, err)
 	}
-	for _, addr := range *f.web.WebListenAddresses {
-		if err := checkListenAddress(addr, f.envar("web.listen-address")); err != nil {
+	for _, addr := range *c.web.WebListenAddresses {
+		if err := checkListenAddress(addr); err != nil {
 			problems = append(problems, err)
 		}
 	}
-	if path := *f.web.WebConfigFile; path != "" {
+	if path := *c.web.WebConfigFile; path != "" {
 		if err := web.Validate(path); err != nil {
-			bad("%s: %v", n("web.config.file", path), err)
+			bad("%s: %v", flagSource("web.config.file", path), err)
 		}
 	}
 	return problems
+}
+
+// nameFlag names a target's setting as the flag behind it, with its value
+// and variable; a setting of the targets' file alone by its field.
+func nameFlag(st targets.Setting) string {
+	if st.Flag == "" {
+		return st.Field
+	}
+	v := st.Value.String()
+	if strings.ContainsAny(v, " \t") {
+		v = fmt.Sprintf("%q", v)
+	}
+	return flagSource(st.Flag, v)
+}
+
+// keySource picks the key from --api.key-file or the environment and
+// checks that it can be read now, so a bad key file stops start-up. It
+// also says, for the start-up log, where the key comes from (never the
+// key).
+func keySource(keyFile string) (key func() (string, error), from string, err error) {
+	raw, envSet := os.LookupEnv(targets.KeyEnv)
+	flag := flagSource("api.key-file", "")
+	switch {
+	case keyFile != "" && envSet:
+		return nil, "", fmt.Errorf("%s and %s are both set: keep one", flag, targets.KeyEnv)
+	case keyFile != "":
+		key := targets.FileKey(keyFile)
+		if _, err := key(); err != nil {
+			return nil, "", fmt.Errorf("%s: %w%s: point it at a file holding the API key, readable by this process", flag, err, whoAmI(err))
+		}
+		return key, "file " + keyFile, nil
+	case envSet:
+		envKey := strings.TrimSpace(raw)
+		if envKey == "" {
+			return nil, "", fmt.Errorf("%s is set but empty: put the key in it, or unset it and set %s to a file holding the key", targets.KeyEnv, flag)
+		}
+		if err := targets.CheckKey(envKey, targets.KeyEnv); err != nil {
+			return nil, "", err
+		}
+		return func() (string, error) { return envKey, nil }, "environment variable " + targets.KeyEnv, nil
+	}
+	return nil, "", fmt.Errorf("no API key: set %s to a file holding it, or the %s environment variable", flag, targets.KeyEnv)
+}
+
+// whoAmI says which user was refused a file, for a permission error: the
+// exporter often runs as another user than the one who wrote the key file
+// (a container's nonroot uid 65532, systemd's DynamicUser).
+func whoAmI(err error) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	who := fmt.Sprintf("uid %d, gid %d", os.Getuid(), os.Getgid())
+	if u, err := user.Current(); err == nil {
+		who = u.Username + ", " + who
+	}
+	return " (this process runs as " + who + ")"
 }
 
 // unjoin is the errors an errors.Join holds, or err alone.
@@ -185,12 +231,12 @@ func unjoin(err error) []error {
 // checkTelemetryPath accepts what http.ServeMux can serve as one exact
 // path: it starts with a slash and holds no pattern syntax, query or
 // fragment.
-func checkTelemetryPath(p, envar string) error {
+func checkTelemetryPath(p string) error {
 	u, err := url.Parse(p)
-	src := flagSource("web.telemetry-path", envar, fmt.Sprintf("%q", p))
+	src := flagSource("web.telemetry-path", fmt.Sprintf("%q", p))
 	switch {
 	case p == "":
-		return fmt.Errorf("%s is empty: want a path such as /metrics", flagSource("web.telemetry-path", envar, ""))
+		return fmt.Errorf("%s is empty: want a path such as /metrics", flagSource("web.telemetry-path", ""))
 	case !strings.HasPrefix(p, "/"):
 		return fmt.Errorf("%s must start with a slash: want a path such as /%s", src, p)
 	case err != nil || u.Path != p || strings.ContainsAny(p, "{} \t\r\n"):
@@ -202,11 +248,11 @@ func checkTelemetryPath(p, envar string) error {
 // checkListenAddress checks a --web.listen-address the way net.Listen will
 // read it, so a typo fails before "Listening on" is logged. vsock addresses
 // are left to the exporter toolkit.
-func checkListenAddress(addr, envar string) error {
+func checkListenAddress(addr string) error {
 	if strings.HasPrefix(addr, "vsock://") {
 		return nil
 	}
-	src := flagSource("web.listen-address", envar, fmt.Sprintf("%q", addr))
+	src := flagSource("web.listen-address", fmt.Sprintf("%q", addr))
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%s: want host:port or :port, such as :10110 or 127.0.0.1:10110 (%w)", src, err)

@@ -2,135 +2,40 @@ package targets
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strings"
 	"time"
 
-	"github.com/alecthomas/units"
 	commonconfig "github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v2"
 )
 
-// fileDoc is the targets' file (--config.file): the targets by name, each
-// with its URL and key file and, optionally, any setting that otherwise
-// comes from the exporter's flags:
-//
-//	targets:
-//	  - name: prod
-//	    api_url: https://api.example.com
-//	    api_key_file: /etc/global-stability/prod.key
-//	    timeout: 20s
-//	    collectors: {briefings: false}
-type fileDoc struct {
-	Targets []fileTarget `yaml:"targets"`
-}
+// Limits of what the exporter reads from files, each refused whole past it
+// rather than read: a targets' file of MaxTargets targets is a few hundred
+// KiB, a key a line.
+const (
+	MaxTargets     = 1000    // each costs a client, a store and its series
+	MaxFileBytes   = 4 << 20 // the targets' file
+	MaxKeyBytes    = 4 << 10 // a key file
+	MinKeyLength   = 16      // shorter keys would match ordinary text when the log is redacted of them
+	fileReadTimout = 10 * time.Second
+)
 
-// fileTarget is one target of the file. A pointer field left out takes
-// the flag's value.
-type fileTarget struct {
-	Name       string `yaml:"name"`
-	APIURL     string `yaml:"api_url"`
-	APIKeyFile string `yaml:"api_key_file"`
-
-	Timeout          *model.Duration         `yaml:"timeout"`
-	CursorParam      *string                 `yaml:"cursor_param"`
-	PageSizeParam    *string                 `yaml:"page_size_param"`
-	PageSize         *int                    `yaml:"page_size"`
-	MaxPages         *int                    `yaml:"max_pages"`
-	MaxResponseBytes *units.Base2Bytes       `yaml:"max_response_bytes"`
-	MaxDocumentBytes *units.Base2Bytes       `yaml:"max_document_bytes"`
-	TLSConfig        *commonconfig.TLSConfig `yaml:"tls_config"`
-	Collectors       map[string]bool         `yaml:"collectors"`
-	HTTPCache        *bool                   `yaml:"http_cache"`
-	SummaryRefresh   *model.Duration         `yaml:"summary_refresh_interval"`
-	CacheTTL         *model.Duration         `yaml:"cache_ttl"`
-	MaxLabelValues   *int                    `yaml:"max_label_values"`
-	GridDegrees      *float64                `yaml:"grid_degrees"`
-}
+// KeyEnv is where the API key may come from instead of --api.key-file.
+// There is deliberately no flag that takes the key itself: flag values
+// show up in ps, /proc and shell history.
+const KeyEnv = "GLOBAL_STABILITY_API_KEY"
 
 // namePattern is what a target's name may be: it is a query parameter's
 // value (/probe?target=NAME) and, through relabeling, a label value.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
-
-// maxTargets bounds the targets of one file: each costs a client, a store
-// and its series (the bench harness measures 100).
-const maxTargets = 1000
-
-// Load reads and checks the targets' file at path: the settings of every
-// target, the flags' defaults filled in, by name in the file's order. Every
-// problem is returned at once, each naming its target and field. Relative
-// paths in the file (key files, TLS files) are relative to its directory,
-// as in Prometheus' own configuration.
-func Load(path string, defaults Settings) ([]Named, error) {
-	b, err := os.ReadFile(path) //nolint:gosec // G304: the operator's own --config.file
-	if err != nil {
-		return nil, err
-	}
-	var f fileDoc
-	if err := yaml.UnmarshalStrict(b, &f); err != nil {
-		return nil, fmt.Errorf("not a targets' file: %w (the file holds `targets:`, a list of targets with name, api_url and api_key_file)", err)
-	}
-	if len(bytes.TrimSpace(b)) == 0 || len(f.Targets) == 0 {
-		return nil, errors.New("no targets: list at least one under `targets:`, with name, api_url and api_key_file")
-	}
-	if len(f.Targets) > maxTargets {
-		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(f.Targets), maxTargets)
-	}
-	dir := filepath.Dir(path)
-	var (
-		problems []error
-		out      []Named
-		seen     = map[string]int{}
-	)
-	for i, t := range f.Targets {
-		where := fmt.Sprintf("targets[%d]", i)
-		if t.Name != "" {
-			where += fmt.Sprintf(" (%s)", t.Name)
-		}
-		name := func(field string, value any) string {
-			if value == "" || value == nil {
-				return where + ": " + field
-			}
-			return fmt.Sprintf("%s: %s %v", where, field, value)
-		}
-		switch first, dup := seen[t.Name]; {
-		case t.Name == "":
-			problems = append(problems, fmt.Errorf("%s: name is required: the name /probe?target= asks for", where))
-		case !namePattern.MatchString(t.Name):
-			problems = append(problems, fmt.Errorf("%s: name %q: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", where, t.Name))
-		case dup:
-			problems = append(problems, fmt.Errorf("%s: name %q is also targets[%d]'s: names must be unique", where, t.Name, first))
-		default:
-			seen[t.Name] = i
-		}
-		if t.APIURL == "" {
-			problems = append(problems, fmt.Errorf("%s is required: this target's base address, such as https://api.example.com", name(FieldAPIURL, "")))
-		}
-		s := t.apply(defaults)
-		s.KeyFile = commonconfig.JoinDir(dir, t.APIKeyFile)
-		if t.TLSConfig != nil { // the flags' files are relative to the working directory
-			s.TLS.SetDirectory(dir)
-		}
-		if t.APIKeyFile == "" {
-			problems = append(problems, fmt.Errorf("%s is required: a file holding this target's API key (keys never go in this file)", name(FieldKeyFile, "")))
-		} else {
-			s.Key, s.KeyFrom = FileKey(s.KeyFile), "file "+s.KeyFile
-			if _, err := s.Key(); err != nil {
-				problems = append(problems, fmt.Errorf("%s: %w", name(FieldKeyFile, ""), err))
-			}
-		}
-		problems = append(problems, s.Validate(name)...)
-		out = append(out, Named{Name: t.Name, Settings: s})
-	}
-	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
-	}
-	return out, nil
-}
 
 // Named is a target's name with its settings.
 type Named struct {
@@ -138,50 +43,311 @@ type Named struct {
 	Settings Settings
 }
 
-// apply is defaults with what the target sets.
-func (t fileTarget) apply(d Settings) Settings {
-	s := d
-	s.APIURL = t.APIURL
-	s.Key, s.KeyFile, s.KeyFrom = nil, "", ""
-	if t.Timeout != nil {
-		s.Timeout = time.Duration(*t.Timeout)
+// Load reads and checks the targets' file at path (--config.file): the
+// settings of every target, decoded into a copy of defaults (the flags'),
+// by name in the file's order. Every problem is returned at once, each
+// naming its target and field. Relative paths in the file (key files, TLS
+// files) are relative to its directory, as in Prometheus' own
+// configuration; the flags' stay relative to the working directory.
+//
+//	targets:
+//	  - name: prod
+//	    api_url: https://api.example.com
+//	    api_key_file: /etc/global-stability/prod.key
+//	    timeout: 20s
+func Load(path string, defaults Settings) ([]Named, error) {
+	b, err := ReadFile(path, MaxFileBytes)
+	if err != nil {
+		return nil, err
 	}
-	set(&s.CursorParam, t.CursorParam)
-	set(&s.PageSizeParam, t.PageSizeParam)
-	set(&s.PageSize, t.PageSize)
-	set(&s.MaxPages, t.MaxPages)
-	if t.MaxResponseBytes != nil {
-		s.MaxResponseBytes = int64(*t.MaxResponseBytes)
+	notTargets := func(why any) error {
+		return fmt.Errorf("not a targets' file: %v (the file holds `targets:`, a list of targets with name, api_url and api_key_file)", why)
 	}
-	if t.MaxDocumentBytes != nil {
-		s.MaxDocumentBytes = int64(*t.MaxDocumentBytes)
+	var top yaml.MapSlice
+	if err := yaml.Unmarshal(b, &top); err != nil {
+		return nil, notTargets(withoutGoTypes(err))
 	}
-	if t.TLSConfig != nil {
-		s.TLS = *t.TLSConfig
-	}
-	if t.Collectors != nil {
-		s.Collectors = map[string]bool{}
-		for g, on := range d.Collectors {
-			s.Collectors[g] = on
+	for _, kv := range top {
+		if kv.Key != "targets" {
+			return nil, notTargets(fmt.Sprintf("unknown field %q%s", fmt.Sprint(kv.Key), nearest(fmt.Sprint(kv.Key), []string{"targets"})))
 		}
-		for g, on := range t.Collectors {
-			s.Collectors[g] = on
+	}
+	var doc struct {
+		Targets []yaml.MapSlice `yaml:"targets"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, notTargets(withoutGoTypes(err))
+	}
+	switch {
+	case len(bytes.TrimSpace(b)) == 0 || len(doc.Targets) == 0:
+		return nil, errors.New("no targets: list at least one under `targets:`, with name, api_url and api_key_file")
+	case len(doc.Targets) > MaxTargets:
+		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(doc.Targets), MaxTargets)
+	}
+	var (
+		problems []error
+		out      []Named
+		seen     = map[string]int{}
+		fields   = []string{"name"}
+	)
+	for _, st := range defaults.List() {
+		if st.Field != "" {
+			fields = append(fields, st.Field)
 		}
 	}
-	set(&s.HTTPCache, t.HTTPCache)
-	if t.SummaryRefresh != nil {
-		s.SummaryRefresh = time.Duration(*t.SummaryRefresh)
+	for i, item := range doc.Targets {
+		name, _ := lookup(item, "name").(string)
+		where := fmt.Sprintf("targets[%d]", i)
+		if name != "" {
+			where += fmt.Sprintf(" (%s)", name)
+		}
+		bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(where+": "+format, args...)) }
+		switch first, dup := seen[name]; {
+		case name == "":
+			bad("name is required: the name /probe?target= asks for")
+		case !namePattern.MatchString(name):
+			bad("name %q: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", name)
+		case dup:
+			bad("name %q is also targets[%d]'s: names must be unique", name, first)
+		default:
+			seen[name] = i
+		}
+		s := defaults.Clone()
+		s.APIURL, s.KeyFile, s.Key, s.KeyFrom = "", "", nil, ""
+		byField := map[string]Setting{}
+		for _, st := range s.List() {
+			byField[st.Field] = st
+		}
+		for _, kv := range item {
+			field := fmt.Sprint(kv.Key)
+			st, ok := byField[field]
+			switch {
+			case field == "name":
+			case !ok || field == "":
+				bad("unknown field %q%s (keys never go in this file: api_key_file names a file holding one)", field, nearest(field, fields))
+			default:
+				if err := decode(st.Value, kv.Value); err != nil {
+					bad("%s %s: %v", field, shownValue(kv.Value), err)
+				} else if field == "tls_config" { // not the flags' files
+					s.TLS.SetDirectory(filepath.Dir(path))
+				}
+			}
+		}
+		if s.APIURL == "" {
+			bad("api_url is required: this target's base address, such as https://api.example.com")
+		}
+		if s.KeyFile == "" {
+			bad("api_key_file is required: a file holding this target's API key (keys never go in this file)")
+		} else {
+			s.KeyFile = commonconfig.JoinDir(filepath.Dir(path), s.KeyFile)
+			s.Key, s.KeyFrom = FileKey(s.KeyFile), "file "+s.KeyFile
+			if _, err := s.Key(); err != nil {
+				bad("api_key_file: %v", err)
+			}
+		}
+		problems = append(problems, s.Validate(where+": ", func(st Setting) string {
+			if v := st.Value.String(); v != "" {
+				return st.Field + " " + v
+			}
+			return st.Field
+		})...)
+		out = append(out, Named{Name: name, Settings: s})
 	}
-	if t.CacheTTL != nil {
-		s.CacheTTL = time.Duration(*t.CacheTTL)
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
 	}
-	set(&s.MaxLabelValues, t.MaxLabelValues)
-	set(&s.GridDegrees, t.GridDegrees)
-	return s
+	return out, nil
 }
 
-func set[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
+// decode sets v from a value of the file: a map through the value's own
+// YAML decoding, a scalar through the text a flag would give.
+func decode(v Value, raw any) error {
+	if u, ok := v.(yaml.Unmarshaler); ok {
+		b, err := yaml.Marshal(raw)
+		if err != nil {
+			return err
+		}
+		return withoutGoTypes(yaml.UnmarshalStrict(b, u))
 	}
+	switch raw.(type) {
+	case yaml.MapSlice, []any:
+		return errors.New("want a single value, not a list or a map")
+	case nil:
+		return v.Set("")
+	}
+	return v.Set(fmt.Sprint(raw))
+}
+
+// shownValue is a file's value as a message quotes it: a short scalar as
+// written, anything else by its kind.
+func shownValue(raw any) string {
+	switch raw.(type) {
+	case yaml.MapSlice, []any:
+		return "(a list or a map)"
+	case string:
+		return fmt.Sprintf("%q", raw)
+	}
+	return fmt.Sprint(raw)
+}
+
+// withoutGoTypes keeps the YAML decoder's line numbers but not the Go
+// types it names, which say nothing to whoever writes the file.
+func withoutGoTypes(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(goType.ReplaceAllString(err.Error(), "$1"))
+}
+
+var goType = regexp.MustCompile(`(\S+) into [\[\]*\w.]+|in type [\w.]+`)
+
+func lookup(item yaml.MapSlice, key string) any {
+	for _, kv := range item {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return nil
+}
+
+// yamlNames are the YAML field names of a struct, for "did you mean".
+func yamlNames(v any) []string {
+	var names []string
+	t := reflect.TypeOf(v)
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); n != "" && n != "-" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// ReadFile reads a regular file of at most limit bytes, within a deadline.
+// Anything else is refused without being read: a FIFO or a device would
+// block start-up or a reload for ever, a huge file cost its size in memory.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), fileReadTimout)
+	defer cancel()
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := readRegular(path, limit)
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: not read within %v (a file on a network file system that does not answer?)", path, fileReadTimout)
+	}
+}
+
+func readRegular(path string, limit int64) ([]byte, error) {
+	regular := func(fi os.FileInfo) error {
+		switch {
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s is not a regular file (%s): want a file", path, fi.Mode().Type())
+		case fi.Size() > limit:
+			return fmt.Errorf("%s holds %d bytes: want at most %d", path, fi.Size(), limit)
+		}
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // not "stat": a file not there
+	}
+	if err := regular(fi); err != nil { // before opening it: opening a FIFO blocks
+		return nil, err
+	}
+	f, err := os.Open(path) //nolint:gosec // G304: the operator's own files
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regular(fi); err != nil { // what was opened, should it have been swapped
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("%s grew past %d bytes while it was read", path, limit)
+	}
+	return b, err
+}
+
+// FileKey reads the key from path on every request (surrounding
+// whitespace trimmed), so that a rotated key (a Kubernetes Secret's
+// symlink swap, a rename over it, a rewrite) is used by the next request
+// without a restart. An empty or short key is an error: a request with it
+// would only earn a 401 that hints at the wrong thing.
+func FileKey(path string) func() (string, error) {
+	return func() (string, error) {
+		b, err := ReadFile(path, MaxKeyBytes)
+		if err != nil {
+			return "", fmt.Errorf("API key file %w", err)
+		}
+		key := strings.TrimSpace(string(b))
+		return key, CheckKey(key, "API key file "+path)
+	}
+}
+
+// CheckKey refuses a key too short to be redacted from the log without
+// garbling it: every ordinary word holding a one-letter key would go.
+func CheckKey(key, from string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%s is empty", from)
+	case len(key) < MinKeyLength:
+		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), MinKeyLength)
+	}
+	return nil
+}
+
+// nearest suggests the candidate nearest to name, when one is close.
+func nearest(name string, candidates []string) string {
+	if best := Nearest(name, candidates); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// Nearest is the candidate nearest to name by edit distance, or "" when
+// none is close enough to be what was meant.
+func Nearest(name string, candidates []string) string {
+	best, bestDistance := "", 0
+	for _, c := range candidates {
+		if d := editDistance(name, c); best == "" || d < bestDistance || (d == bestDistance && c < best) {
+			best, bestDistance = c, d
+		}
+	}
+	if best != "" && bestDistance <= max(2, len(name)/4) {
+		return best
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b: names are
+// short, so the quadratic table is nothing.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

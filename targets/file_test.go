@@ -121,14 +121,14 @@ targets:
 	}
 	for _, want := range []string{
 		`targets[1] (prod): name "prod" is also targets[0]'s`,
-		`targets[1] (prod): api_url "api.example.com" is not an absolute URL`, "did you mean https://api.example.com",
-		"targets[1] (prod): api_key_file: unable to read file " + filepath.Join(dir, "missing.key"),
+		`targets[1] (prod): api_url api.example.com: not an absolute URL`, "did you mean https://api.example.com",
+		"targets[1] (prod): api_key_file: API key file " + filepath.Join(dir, "missing.key") + ": no such file or directory",
 		"targets[2]: name is required",
 		`targets[3] (bad name): name "bad name": want letters, digits`,
 		"targets[3] (bad name): api_url is required",
-		"targets[3] (bad name): api_key_file: API key file " + filepath.Join(dir, "empty.key") + ": is empty",
+		"targets[3] (bad name): api_key_file: API key file " + filepath.Join(dir, "empty.key") + " is empty",
 		"targets[3] (bad name): max_pages 0: want at least 1",
-		"targets[3] (bad name): page_size 5 needs targets[3] (bad name): page_size_param",
+		"targets[3] (bad name): page_size_param and page_size 5 go together",
 		`targets[3] (bad name): collectors: no collector "sumary"`,
 		"targets[3] (bad name): grid_degrees 0.5: want a cell size from 1 to 90 degrees",
 	} {

@@ -5,64 +5,158 @@
 // and the live set of targets that a reload replaces.
 //
 // Nothing is shared between targets but the process: each has its own
-// HTTP client and connections, key and key ring, store, shared
-// collections, back-off, quota gauges and request counters (series of
-// process-wide metrics, told apart by a target label). A target's URL and
-// key come from its settings only, never from a request.
+// HTTP client and connections, key, store, shared collections, back-off,
+// quota gauges and request counters (series of process-wide metrics, told
+// apart by a target label). A target's URL and key come from its settings
+// only, never from a request.
 package targets
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"net/url"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/alecthomas/units"
 	commonconfig "github.com/prometheus/common/config"
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// Settings are everything one target is built from. The flags give the
-// exporter's own defaults (and, without a targets' file, the one target);
-// a targets' file overrides them per target.
+// Settings are everything one target is built from. Each is declared once,
+// in Settings.List: the flags, the targets' file, their messages, the
+// docs' table and Same all follow from that list.
 type Settings struct {
-	APIURL string
-	// KeyFile is read on every request, so that a rotated key is used
-	// without a restart. Key, when set, is used instead (a key from the
-	// environment, the demo's). KeyFrom says where the key comes from, for
-	// the log (never the key).
-	KeyFile string
-	Key     func() (string, error)
-	KeyFrom string
-
-	Timeout          time.Duration // of each request, and of a scrape without a timeout header
+	APIURL           string
+	KeyFile          string // read on every request, so a rotated key is used without a restart
+	Timeout          time.Duration
 	CursorParam      string
 	PageSizeParam    string
 	PageSize         int
 	MaxPages         int
-	MaxResponseBytes int64 // a page of a paged endpoint
-	MaxDocumentBytes int64 // any other endpoint
+	MaxResponseBytes units.Base2Bytes
+	MaxDocumentBytes units.Base2Bytes
 	TLS              commonconfig.TLSConfig
+	Collectors       map[string]bool // by endpoint group; a group not listed is on
+	HTTPCache        bool
+	SummaryRefresh   time.Duration
+	CacheTTL         time.Duration
+	MaxLabelValues   int
+	GridDegrees      float64
 
-	Collectors     map[string]bool // by endpoint group; a group not listed is on
-	HTTPCache      bool
-	SummaryRefresh time.Duration
-	CacheTTL       time.Duration
-	MaxLabelValues int
-	GridDegrees    float64
+	// Key, when set, is used instead of KeyFile (a key from the
+	// environment, the demo's); KeyFrom says where the key comes from, for
+	// the log (never the key). Neither is a setting of the file.
+	Key     func() (string, error)
+	KeyFrom string
 }
 
-// Same reports whether a and b build the same target: a target whose
-// settings did not change across a reload keeps what it holds (its store,
-// its connections), so a reload costs the API nothing.
+// Setting is one setting of a target, bound to one Settings: its field in
+// the targets' file, its flag, its default and help text, and its value,
+// which parses a flag's text or the file's, and checks itself.
+type Setting struct {
+	Field   string // "" for a flag of a part of a field (--api.tls.ca-file)
+	Flag    string // "" for a field without a flag of its own
+	Default string
+	Help    string
+	Value   Value
+}
+
+// Value is a setting's value inside one Settings.
+type Value interface {
+	Set(text string) error // as a flag, or the file's scalar, writes it
+	String() string
+	Check() error // nil when the value can work, else what would
+}
+
+// List declares every setting of a target, bound to s. Adding a setting
+// is a field of Settings, a line here and the code that uses it.
+func (s *Settings) List() []Setting {
+	list := []Setting{
+		{"api_url", "api.url", "", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", &apiURL{&s.APIURL}},
+		{"api_key_file", "api.key-file", "", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", text(&s.KeyFile, nil)},
+		{"timeout", "api.timeout", "10s", "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", duration(&s.Timeout, 1, "a positive duration, such as 10s")},
+		{"cursor_param", "api.cursor-param", "cursor", "Query parameter that passes next_cursor back (the spec leaves it open).", text(&s.CursorParam, notEmpty)},
+		{"page_size_param", "api.page-size-param", "", "Query parameter that sets the page size; off when empty.", text(&s.PageSizeParam, nil)},
+		{"page_size", "api.page-size", "0", "Page size to request with --api.page-size-param; 0 is off.", whole(&s.PageSize, 0, "0 (off) or a positive number")},
+		{"max_pages", "api.max-pages", "10", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.", whole(&s.MaxPages, 1, "at least 1")},
+		{"max_response_bytes", "api.max-response-bytes", "16MiB", "Largest body of one page of " + limitedPaths(client.PageLimit) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
+		{"max_document_bytes", "api.max-document-bytes", "1MiB", "Largest body of " + limitedPaths(client.DocumentLimit) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
+		{"tls_config", "", "", "TLS to the API, as prometheus/common's tls_config (ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version); replaces the flags' TLS settings whole.", &tlsValue{&s.TLS}},
+		{"", "api.tls.ca-file", "", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", text(&s.TLS.CAFile, nil)},
+		{"", "api.tls.cert-file", "", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", text(&s.TLS.CertFile, nil)},
+		{"", "api.tls.key-file", "", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", text(&s.TLS.KeyFile, nil)},
+		{"", "api.tls.insecure-skip-verify", "false", "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.", flag(&s.TLS.InsecureSkipVerify)},
+		{"collectors", "", "", "Endpoint groups on or off, such as {briefings: false}; the groups it leaves out follow the flags.", &collectors{s}},
+		{"http_cache", "api.http-cache", "true", "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", flag(&s.HTTPCache)},
+		{"summary_refresh_interval", "api.summary-refresh-interval", "15m", "The spec refreshes /v1/summaries this often: a summary with as_of T is not fetched again before T plus this (nor more than this after it was fetched). 0 turns this off.", duration(&s.SummaryRefresh, 0, "0 (off) or a positive duration, like the spec's 15m")},
+		{"cache_ttl", "api.cache-ttl", "0s", "How long a finished collection also serves later scrapes; 0 shares only collections in flight.", duration(&s.CacheTTL, 0, "0 (share only collections in flight) or a positive duration")},
+		{"max_label_values", "collector.max-label-values", fmt.Sprint(endpoint.DefaultMaxLabelValues), "Most series one metric may carry per scrape when its labels come from upstream data (per pillar for indicators): the busiest categories and cells are kept, and each pillar's first indicators in the API's order.", whole(&s.MaxLabelValues, 1, "at least 1")},
+		{"grid_degrees", "collector.conflict.grid-degrees", fmt.Sprint(endpoint.DefaultGridDegrees), "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", degrees(&s.GridDegrees)},
+	}
+	for _, g := range Groups() {
+		list = append(list, Setting{"", "collector." + g, "true", "Collect " + groupPaths(g) + ".", &collectorFlag{s, g}})
+	}
+	return list
+}
+
+// Defaults are the settings every flag left at its default gives.
+func Defaults() Settings {
+	var s Settings
+	for _, st := range s.List() {
+		if st.Default != "" {
+			if err := st.Value.Set(st.Default); err != nil {
+				panic(fmt.Sprintf("the default of %s%s: %v", st.Field, st.Flag, err))
+			}
+		}
+	}
+	return s
+}
+
+// Clone is a copy of s that shares nothing it may change.
+func (s Settings) Clone() Settings {
+	s.Collectors = maps.Clone(s.Collectors)
+	return s
+}
+
+// Same reports whether a and b build the same target: one whose settings
+// a reload leaves as they were keeps what it holds (its store, its
+// connections), so the reload costs the API nothing. Every field counts,
+// so a new setting can never be forgotten here; Key is a function, and
+// KeyFile or KeyFrom says where it reads.
 func Same(a, b Settings) bool {
-	a.Key, b.Key = nil, nil // functions never compare equal; KeyFile says where the key is
+	a.Key, b.Key = nil, nil
 	return reflect.DeepEqual(a, b)
+}
+
+// Namer names a setting in a message: a flag with its value and variable
+// for the flags, a field with its value for the targets' file (whose
+// messages start with the target: prefix).
+type Namer func(st Setting) string
+
+// Validate returns every setting that cannot work, each named by name and
+// saying what would be valid, all at once. Whether a URL and a key are
+// required is the caller's to say.
+func (s *Settings) Validate(prefix string, name Namer) []error {
+	var problems []error
+	byFlag := map[string]Setting{}
+	for _, st := range s.List() {
+		byFlag[st.Flag] = st
+		if err := st.Value.Check(); err != nil {
+			problems = append(problems, fmt.Errorf("%s%s: %w", prefix, name(st), err))
+		}
+	}
+	together := func(a, b, why string) {
+		if (byFlag[a].Value.String() == "" || byFlag[a].Value.String() == "0") != (byFlag[b].Value.String() == "" || byFlag[b].Value.String() == "0") {
+			problems = append(problems, fmt.Errorf("%s%s and %s go together: %s", prefix, name(byFlag[a]), name(byFlag[b]), why))
+		}
+	}
+	together("api.page-size-param", "api.page-size", "the spec names no page size parameter, so name the one your API reads (e.g. limit) and the size to ask for, or neither")
+	together("api.tls.cert-file", "api.tls.key-file", "set both for mutual TLS, or neither")
+	return problems
 }
 
 // Endpoints are the endpoints whose collector is on.
@@ -88,177 +182,24 @@ func Groups() []string {
 	return groups
 }
 
-// Namer names a setting in a message: a flag with its value and variable
-// for the flags, a target and its field for the targets' file.
-type Namer func(field string, value any) string
-
-// Fields of Settings as the targets' file spells them, which is also how
-// Validate's messages refer to them before a Namer renders them.
-const (
-	FieldAPIURL           = "api_url"
-	FieldKeyFile          = "api_key_file"
-	FieldTimeout          = "timeout"
-	FieldCursorParam      = "cursor_param"
-	FieldPageSizeParam    = "page_size_param"
-	FieldPageSize         = "page_size"
-	FieldMaxPages         = "max_pages"
-	FieldMaxResponseBytes = "max_response_bytes"
-	FieldMaxDocumentBytes = "max_document_bytes"
-	FieldTLS              = "tls_config"
-	FieldTLSCertFile      = "tls_config.cert_file"
-	FieldTLSKeyFile       = "tls_config.key_file"
-	FieldCollectors       = "collectors"
-	FieldSummaryRefresh   = "summary_refresh_interval"
-	FieldCacheTTL         = "cache_ttl"
-	FieldMaxLabelValues   = "max_label_values"
-	FieldGridDegrees      = "grid_degrees"
-)
-
-// Validate returns every setting that cannot work, each named by name and
-// saying what would be valid; whether a URL and a key are required, and
-// where the key may come from, is the caller's to check. All at once, so
-// one run shows them all.
-func (s Settings) Validate(name Namer) []error {
-	var problems []error
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	if s.APIURL != "" { // required or not is the caller's to say: --demo has none
-		if _, err := ParseAPIURL(s.APIURL, name); err != nil {
-			problems = append(problems, err)
+// groupPaths names the paths of a group's endpoints, for its flag's help.
+func groupPaths(group string) string {
+	var paths []string
+	for _, e := range endpoint.All() {
+		if e.Group == group {
+			paths = append(paths, "/v1/"+e.Label)
 		}
 	}
-	if s.Timeout <= 0 {
-		bad("%s: want a positive duration, such as 10s", name(FieldTimeout, s.Timeout))
-	}
-	if s.SummaryRefresh < 0 {
-		bad("%s: want 0 (off) or a positive duration, like the spec's 15m", name(FieldSummaryRefresh, s.SummaryRefresh))
-	}
-	if s.CacheTTL < 0 {
-		bad("%s: want 0 (share only collections in flight) or a positive duration", name(FieldCacheTTL, s.CacheTTL))
-	}
-	if s.MaxPages < 1 {
-		bad("%s: want at least 1", name(FieldMaxPages, s.MaxPages))
-	}
-	if s.PageSize < 0 {
-		bad("%s: want 0 (off) or a positive number", name(FieldPageSize, s.PageSize))
-	}
-	switch {
-	case s.PageSizeParam != "" && s.PageSize == 0:
-		bad("%s needs %s: set the page size to request, or unset the parameter", name(FieldPageSizeParam, fmt.Sprintf("%q", s.PageSizeParam)), name(FieldPageSize, ""))
-	case s.PageSizeParam == "" && s.PageSize > 0:
-		bad("%s needs %s: the spec names no page size parameter, so say which one your API reads (e.g. limit)", name(FieldPageSize, s.PageSize), name(FieldPageSizeParam, ""))
-	}
-	if s.CursorParam == "" {
-		bad("%s is empty: name the query parameter that passes next_cursor back (default %q)", name(FieldCursorParam, ""), client.DefaultCursorParam)
-	}
-	if s.MaxResponseBytes < 1 {
-		bad("%s: want a positive size, such as 16MiB", name(FieldMaxResponseBytes, s.MaxResponseBytes))
-	}
-	if s.MaxDocumentBytes < 1 {
-		bad("%s: want a positive size, such as 1MiB", name(FieldMaxDocumentBytes, s.MaxDocumentBytes))
-	}
-	if s.MaxLabelValues < 1 {
-		bad("%s: want at least 1 (default %d)", name(FieldMaxLabelValues, s.MaxLabelValues), endpoint.DefaultMaxLabelValues)
-	}
-	if g := s.GridDegrees; !(g >= 1 && g <= 90) { // written so that NaN fails too
-		bad("%s: want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)", name(FieldGridDegrees, g))
-	}
-	for group := range s.Collectors {
-		if !slices.Contains(Groups(), group) {
-			bad("%s: no collector %q: want one of %s", name(FieldCollectors, ""), group, strings.Join(Groups(), ", "))
+	return strings.Join(paths, ", ")
+}
+
+// limitedPaths names the paths a body limit applies to, for its help.
+func limitedPaths(l client.Limit) string {
+	var paths []string
+	for _, e := range endpoint.All() {
+		if e.Limit == l {
+			paths = append(paths, "/v1/"+e.Label)
 		}
 	}
-	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
-		bad("%s and %s go together: set both for mutual TLS, or neither", name(FieldTLSCertFile, ""), name(FieldTLSKeyFile, ""))
-	}
-	if err := s.TLS.Validate(); err != nil {
-		bad("%s: %v", name(FieldTLS, ""), err)
-	}
-	return problems
+	return strings.Join(paths, ", ")
 }
-
-// ParseAPIURL checks a base address (name names it for messages). A
-// trailing /v1 is left for TrimVersion: the exporter adds /v1/... itself.
-func ParseAPIURL(raw string, name Namer) (*url.URL, error) {
-	example := "https://api.example.com"
-	src := name(FieldAPIURL, fmt.Sprintf("%q", DisplayURL(raw)))
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "":
-		return nil, fmt.Errorf("%s is not an absolute URL: want the API's base address with scheme and host, such as %s%s", src, example, schemeHint(raw))
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%s: the scheme must be http or https, such as %s", src, example)
-	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("%s: a base address has no query or fragment; the exporter adds its own paths and parameters", src)
-	}
-	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "" {
-		return nil, fmt.Errorf("%s: the port after the colon is missing", src)
-	}
-	return u, nil
-}
-
-// schemeHint suggests a scheme for an address written without one. Which
-// one the API speaks cannot be known from here: https is the usual answer,
-// plain http the likely one for a loopback address or a port such as 8080
-// (a local proxy, a test server), so both are named, the likelier first.
-func schemeHint(raw string) string {
-	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t") {
-		return ""
-	}
-	addr := strings.TrimLeft(raw, "/")
-	host, port, err := net.SplitHostPort(strings.SplitN(addr, "/", 2)[0])
-	if err != nil {
-		host = strings.SplitN(addr, "/", 2)[0]
-	}
-	ip := net.ParseIP(host)
-	plain := host == "localhost" || (ip != nil && ip.IsLoopback()) || port == "80" || port == "8080" || port == "8000"
-	if plain {
-		return fmt.Sprintf(" (did you mean http://%s, or https://%s if it speaks TLS?)", addr, addr)
-	}
-	return fmt.Sprintf(" (did you mean https://%s, or http://%s if it speaks only plain HTTP?)", addr, addr)
-}
-
-// TrimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
-// reports whether it did: http://host/v1 would ask for /v1/v1/... and get
-// 404s that hint at nothing.
-func TrimVersion(u *url.URL) bool {
-	p := strings.TrimSuffix(u.Path, "/")
-	if !strings.HasSuffix(p, "/v1") {
-		return false
-	}
-	u.Path = strings.TrimSuffix(p, "/v1")
-	u.RawPath = ""
-	return true
-}
-
-// DisplayURL shows a URL as the user wrote it, but without a password:
-// url.URL.Redacted's form when it parses with one, else everything up to
-// the last @ replaced.
-func DisplayURL(raw string) string {
-	if !strings.Contains(raw, "@") {
-		return raw
-	}
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "<redacted>" + raw[strings.LastIndex(raw, "@"):]
-}
-
-// WithoutCredentials is the URL as it may be logged: no user, no password.
-func WithoutCredentials(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
-}
-
-// IsLoopback reports whether host names this machine, where plain HTTP
-// never leaves it.
-func IsLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// ErrEmptyKey is a key file that holds only whitespace.
-var ErrEmptyKey = errors.New("is empty")

@@ -1,8 +1,6 @@
 package targets
 
 import (
-	"context"
-	"fmt"
 	"hash/maphash"
 	"net/http"
 	"sync"
@@ -79,9 +77,9 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		labels = append(labels, name)
 		t.logger = log.With(env.Logger, "target", name)
 	}
-	u, err := ParseAPIURL(s.APIURL, func(field string, _ any) string { return field })
+	u, err := ParseAPIURL(s.APIURL)
 	if err != nil {
-		return nil, &FieldError{Field: FieldAPIURL, Err: err}
+		return nil, &FieldError{Field: "api_url", Err: err}
 	}
 	if u.Scheme == "http" && !IsLoopback(u.Hostname()) {
 		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", WithoutCredentials(u))
@@ -108,13 +106,13 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		PageSizeParam:    s.PageSizeParam,
 		PageSize:         s.PageSize,
 		MaxPages:         s.MaxPages,
-		MaxResponseBytes: s.MaxResponseBytes,
-		MaxDocumentBytes: s.MaxDocumentBytes,
+		MaxResponseBytes: int64(s.MaxResponseBytes),
+		MaxDocumentBytes: int64(s.MaxDocumentBytes),
 		Keyring:          t.keys,
 		Observe:          t.api.Observer(t.logger),
 	})
 	if err != nil {
-		return nil, &FieldError{Field: FieldAPIURL, Err: err}
+		return nil, &FieldError{Field: "api_url", Err: err}
 	}
 	env.Keys.Add(t.keys)
 	var store *endpoint.Store
@@ -191,7 +189,7 @@ func (t *Target) Collections() *collector.Collections { return t.collections }
 // Describe is what the start-up log says of the target: where the API is
 // and where its key comes from (never the key).
 func (t *Target) Describe() []any {
-	u, err := ParseAPIURL(t.Settings.APIURL, func(field string, _ any) string { return field })
+	u, err := ParseAPIURL(t.Settings.APIURL)
 	api := "(not shown)"
 	if err == nil {
 		TrimVersion(u)
@@ -231,34 +229,17 @@ func newHTTPClient(s Settings, logger log.Logger) (*http.Client, error) {
 		EnableHTTP2:     true,
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, &FieldError{Field: FieldTLS, Err: err}
+		return nil, &FieldError{Field: "tls_config", Err: err}
 	}
 	hc, err := commonconfig.NewClientFromConfig(cfg, userAgentName)
 	if err != nil {
-		return nil, &FieldError{Field: FieldTLS, Err: err}
+		return nil, &FieldError{Field: "tls_config", Err: err}
 	}
 	if s.TLS.InsecureSkipVerify {
 		level.Warn(logger).Log("msg", "TLS insecure_skip_verify: the API's certificate is NOT verified; anyone between here and the API can read the API key")
 	}
 	hc.Timeout = s.Timeout
 	return hc, nil
-}
-
-// FileKey reads the key from path on every request, with prometheus/
-// common's file secret (surrounding whitespace trimmed), so that a rotated
-// key (a Kubernetes Secret's symlink swap, a rename over it, a rewrite) is
-// used by the next request without a restart. An empty file is an error:
-// a request with an empty bearer would only earn a 401 that hints at the
-// wrong thing.
-func FileKey(path string) func() (string, error) {
-	secret := commonconfig.NewFileSecret(path)
-	return func() (string, error) {
-		key, err := secret.Fetch(context.Background())
-		if err == nil && key == "" {
-			err = fmt.Errorf("API key file %s: %w", path, ErrEmptyKey)
-		}
-		return key, err
-	}
 }
 
 // announceRotation logs, once per change, that the key the requests carry

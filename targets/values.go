@@ -1,0 +1,312 @@
+package targets
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/units"
+	commonconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// The kinds of value a setting takes. Each parses the same text from a flag
+// and from the targets' file, so both say the same of a bad one.
+
+// scalar is a setting of one value of type T at p: parse reads its text
+// (its error says what would parse), check says whether it can work.
+type scalar[T any] struct {
+	p     *T
+	parse func(string) (T, error)
+	check func(T) error
+}
+
+func (v scalar[T]) Set(s string) error {
+	x, err := v.parse(s)
+	if err == nil {
+		*v.p = x
+	}
+	return err
+}
+
+func (v scalar[T]) String() string { return fmt.Sprint(*v.p) }
+
+func (v scalar[T]) Check() error {
+	if v.check == nil {
+		return nil
+	}
+	return v.check(*v.p)
+}
+
+// IsBoolFlag tells kingpin that a boolean flag needs no value (and has a
+// --no- form).
+func (v scalar[T]) IsBoolFlag() bool { _, ok := any(v.p).(*bool); return ok }
+
+func text(p *string, check func(string) error) Value {
+	return scalar[string]{p, func(s string) (string, error) { return s, nil }, check}
+}
+
+func notEmpty(s string) error {
+	if s == "" {
+		return errors.New("is empty: want a name, such as the default")
+	}
+	return nil
+}
+
+func duration(p *time.Duration, least time.Duration, want string) Value {
+	return scalar[time.Duration]{p, func(s string) (time.Duration, error) {
+		if d, err := time.ParseDuration(s); err == nil {
+			return d, nil
+		}
+		if d, err := model.ParseDuration(s); err == nil { // Prometheus' own: 1d, 2w
+			return time.Duration(d), nil
+		}
+		return 0, errors.New("want a duration with a unit, such as 10s or 1m30s")
+	}, atLeast(least, want)}
+}
+
+func whole(p *int, least int, want string) Value {
+	return scalar[int]{p, func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, errors.New("want a whole number")
+		}
+		return n, nil
+	}, atLeast(least, want)}
+}
+
+func size(p *units.Base2Bytes, want string) Value {
+	return scalar[units.Base2Bytes]{p, func(s string) (units.Base2Bytes, error) {
+		b, err := units.ParseBase2Bytes(s)
+		if err != nil {
+			return 0, errors.New("want a size with a unit, such as 16MiB or 512KiB")
+		}
+		return b, nil
+	}, atLeast[units.Base2Bytes](1, want)}
+}
+
+func degrees(p *float64) Value {
+	return scalar[float64]{p, func(s string) (float64, error) {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, errors.New("want a number")
+		}
+		return f, nil
+	}, func(g float64) error {
+		if !(g >= 1 && g <= 90) { // written so that NaN fails too
+			return errors.New("want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)")
+		}
+		return nil
+	}}
+}
+
+func flag(p *bool) Value {
+	return scalar[bool]{p, parseBool, nil}
+}
+
+// parseBool reads what a flag and YAML 1.1 call true and false.
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "true", "yes", "on", "1":
+		return true, nil
+	case "false", "no", "off", "0":
+		return false, nil
+	}
+	return false, errors.New("want true or false")
+}
+
+func atLeast[T int | time.Duration | units.Base2Bytes](least T, want string) func(T) error {
+	return func(v T) error {
+		if v < least {
+			return errors.New("want " + want)
+		}
+		return nil
+	}
+}
+
+// apiURL is a base address: absolute, http or https, no query.
+type apiURL struct{ p *string }
+
+func (v *apiURL) Set(s string) error { *v.p = s; return nil }
+func (v *apiURL) String() string     { return DisplayURL(*v.p) }
+func (v *apiURL) Check() error {
+	if *v.p == "" { // required or not is the caller's to say: --demo has none
+		return nil
+	}
+	_, err := ParseAPIURL(*v.p)
+	return err
+}
+
+// collector is one --collector.<group> flag.
+type collectorFlag struct {
+	s     *Settings
+	group string
+}
+
+func (v *collectorFlag) Set(s string) error {
+	on, err := parseBool(s)
+	if err == nil {
+		if v.s.Collectors == nil {
+			v.s.Collectors = map[string]bool{}
+		}
+		v.s.Collectors[v.group] = on
+	}
+	return err
+}
+
+func (v *collectorFlag) String() string   { return strconv.FormatBool(v.s.Collectors[v.group]) }
+func (v *collectorFlag) Check() error     { return nil }
+func (v *collectorFlag) IsBoolFlag() bool { return true }
+
+// collectors is the file's map of groups: it overrides the groups it
+// names and leaves the others as the flags set them.
+type collectors struct{ s *Settings }
+
+func (v *collectors) Set(string) error {
+	return errors.New("want a map of collectors, such as {briefings: false}")
+}
+func (v *collectors) String() string { return "" }
+func (v *collectors) Check() error {
+	for g := range v.s.Collectors {
+		if !slices.Contains(Groups(), g) {
+			return fmt.Errorf("no collector %q: want one of %s%s", g, strings.Join(Groups(), ", "), nearest(g, Groups()))
+		}
+	}
+	return nil
+}
+
+func (v *collectors) UnmarshalYAML(unmarshal func(any) error) error {
+	var m map[string]bool
+	if err := unmarshal(&m); err != nil {
+		return errors.New("want a map of collectors to true or false, such as {briefings: false}")
+	}
+	for g, on := range m {
+		(&collectorFlag{v.s, g}).Set(strconv.FormatBool(on)) //nolint:errcheck // a bool's text always parses
+	}
+	return nil
+}
+
+// tlsValue is prometheus/common's tls_config, as Prometheus reads it.
+type tlsValue struct{ p *commonconfig.TLSConfig }
+
+func (v *tlsValue) Set(string) error {
+	return errors.New("want a map of TLS settings, such as {ca_file: ca.pem}")
+}
+func (v *tlsValue) String() string { return "" }
+func (v *tlsValue) Check() error {
+	if (v.p.CertFile == "") != (v.p.KeyFile == "") {
+		return nil // Settings.Validate says which flags or fields go together
+	}
+	return v.p.Validate()
+}
+
+// UnmarshalYAML replaces the TLS settings whole (never mixed with the
+// flags'), naming an unknown field with its nearest known one.
+func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
+	var fields map[string]any
+	if err := unmarshal(&fields); err != nil {
+		return errors.New("want a map of TLS settings, such as {ca_file: ca.pem}")
+	}
+	known := yamlNames(commonconfig.TLSConfig{})
+	for f := range fields {
+		if !slices.Contains(known, f) {
+			return fmt.Errorf("unknown field %q%s", f, nearest(f, known))
+		}
+	}
+	var c commonconfig.TLSConfig
+	if err := unmarshal(&c); err != nil {
+		return err
+	}
+	*v.p = c
+	return nil
+}
+
+// ParseAPIURL checks a base address as the flags and the file take it. A
+// trailing /v1 is left for TrimVersion: the exporter adds /v1/... itself.
+func ParseAPIURL(raw string) (*url.URL, error) {
+	const example = "https://api.example.com"
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "":
+		return nil, fmt.Errorf("not an absolute URL: want the API's base address with scheme and host, such as %s%s", example, schemeHint(raw))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("the scheme must be http or https, such as %s", example)
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, errors.New("a base address has no query or fragment; the exporter adds its own paths and parameters")
+	case strings.ContainsAny(u.Path, " \t"):
+		return nil, errors.New("a space in the path: write it as %20 if the API's path really holds one")
+	}
+	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "" {
+		return nil, errors.New("the port after the colon is missing")
+	} else if err == nil && port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > math.MaxUint16 {
+			return nil, fmt.Errorf("port %q: want a number from 1 to 65535", port)
+		}
+	}
+	return u, nil
+}
+
+// schemeHint suggests a scheme for an address written without one: https
+// is the usual answer, plain http the likely one for a loopback address or
+// a port such as 8080 (a local proxy, a test server), so both are named,
+// the likelier first.
+func schemeHint(raw string) string {
+	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t") {
+		return ""
+	}
+	addr := strings.TrimLeft(raw, "/")
+	host, port, err := net.SplitHostPort(strings.SplitN(addr, "/", 2)[0])
+	if err != nil {
+		host = strings.SplitN(addr, "/", 2)[0]
+	}
+	if IsLoopback(host) || port == "80" || port == "8080" || port == "8000" {
+		return fmt.Sprintf(" (did you mean http://%s, or https://%s if it speaks TLS?)", addr, addr)
+	}
+	return fmt.Sprintf(" (did you mean https://%s, or http://%s if it speaks only plain HTTP?)", addr, addr)
+}
+
+// TrimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
+// reports whether it did: http://host/v1 would ask for /v1/v1/... and get
+// 404s that hint at nothing.
+func TrimVersion(u *url.URL) bool {
+	p := strings.TrimSuffix(u.Path, "/")
+	if !strings.HasSuffix(p, "/v1") {
+		return false
+	}
+	u.Path = strings.TrimSuffix(p, "/v1")
+	u.RawPath = ""
+	return true
+}
+
+// DisplayURL shows a URL as the user wrote it, but without a password:
+// url.URL.Redacted's form when it parses with one, else everything up to
+// the last @ replaced.
+func DisplayURL(raw string) string {
+	if !strings.Contains(raw, "@") {
+		return raw
+	}
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "<redacted>" + raw[strings.LastIndex(raw, "@"):]
+}
+
+// WithoutCredentials is the URL as it may be logged: no user, no password.
+func WithoutCredentials(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// IsLoopback reports whether host names this machine, where plain HTTP
+// never leaves it.
+func IsLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
