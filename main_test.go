@@ -355,6 +355,24 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	e.waitForLog(t, "made up")
+	// The demo's two accounts are labelled as a targets' file's are: each
+	// probe's requests are counted under its own name, never mixed.
+	e.get(t, "/probe?target=demo-b")
+	m = e.scrape(t)
+	for _, target := range []string{"demo-a", "demo-b"} {
+		if v, ok := m.Get("global_stability_api_requests_total", "target", target, "endpoint", "summaries", "code", "200"); !ok || v != 1 {
+			t.Errorf("requests_total{target=%q,summaries,200} = %v (present: %v), want 1", target, v, ok)
+		}
+	}
+	if fam := m.Family("global_stability_api_requests_total"); len(fam) == 0 {
+		t.Error("no request counters")
+	} else {
+		for series := range fam {
+			if !strings.Contains(series, `target="demo-`) {
+				t.Errorf("%s carries no demo target", series)
+			}
+		}
+	}
 }
 
 // execExporter returns the exporter command with args and extra environment.

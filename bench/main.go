@@ -38,7 +38,7 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-const benchKey = "bench-key"
+const benchKey = "bench-key-0123456789"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")

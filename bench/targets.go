@@ -53,7 +53,7 @@ func startTargets(dir, simBin, exporterBin string, n int, slow time.Duration) (*
 	var b strings.Builder
 	b.WriteString("targets:\n")
 	for i := range n {
-		key := fmt.Sprintf("key-%d", i)
+		key := fmt.Sprintf("key-%d-0123456789abcdef", i)
 		args = append(args, "--key="+key)
 		if err := os.WriteFile(filepath.Join(dir, key), []byte(key), 0o600); err != nil {
 			return nil, err
@@ -66,8 +66,8 @@ func startTargets(dir, simBin, exporterBin string, n int, slow time.Duration) (*
 		if err != nil {
 			return nil, err
 		}
-		e.sims = append(e.sims, exec.Command(simBin, "--listen-address="+slowAddr, "--key=key-slow", "--latency="+slow.String()))
-		if err := os.WriteFile(filepath.Join(dir, "key-slow"), []byte("key-slow"), 0o600); err != nil {
+		e.sims = append(e.sims, exec.Command(simBin, "--listen-address="+slowAddr, "--key=key-slow-0123456789", "--latency="+slow.String()))
+		if err := os.WriteFile(filepath.Join(dir, "key-slow"), []byte("key-slow-0123456789"), 0o600); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(&b, "  - {name: slow, api_url: \"http://%s\", api_key_file: key-slow, timeout: 30s}\n", slowAddr)

@@ -1,10 +1,13 @@
 package targets_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,5 +167,140 @@ func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 	}
 	if _, err := targets.Load(filepath.Join(t.TempDir(), "none.yml"), defaults()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestLoadReadsOnlySmallRegularFiles: a key file or targets' file that is
+// a FIFO, a device, a directory or too large is refused, naming target,
+// field and path, without being read (a FIFO would block for ever).
+func TestLoadReadsOnlySmallRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.key")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	big := filepath.Join(dir, "big.key")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("k"), targets.MaxKeyBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "short.key"), []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTargets(t, dir, `
+targets:
+  - {name: fifo, api_url: "https://a.example.com", api_key_file: fifo.key}
+  - {name: device, api_url: "https://a.example.com", api_key_file: /dev/zero}
+  - {name: directory, api_url: "https://a.example.com", api_key_file: .}
+  - {name: big, api_url: "https://a.example.com", api_key_file: big.key}
+  - {name: short, api_url: "https://a.example.com", api_key_file: short.key}
+`)
+	_, err := targets.Load(path, defaults())
+	for _, want := range []string{
+		"targets[0] (fifo): api_key_file: API key file " + fifo + " is not a regular file",
+		"targets[1] (device): api_key_file: API key file /dev/zero is not a regular file",
+		"targets[2] (directory): api_key_file: API key file " + dir + " is not a regular file",
+		fmt.Sprintf("targets[3] (big): api_key_file: API key file %s holds %d bytes: want at most %d", big, targets.MaxKeyBytes+1, targets.MaxKeyBytes),
+		fmt.Sprintf("targets[4] (short): api_key_file: API key file %s holds a key of 3 characters: want at least %d", filepath.Join(dir, "short.key"), targets.MinKeyLength),
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q:\n%v", want, err)
+		}
+	}
+	// The targets' file itself: a huge one is refused by its size.
+	huge := filepath.Join(dir, "huge.yml")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(50 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := targets.Load(huge, defaults()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("want at most %d", targets.MaxFileBytes)) {
+		t.Errorf("a 50 MB targets' file: %v", err)
+	}
+	if _, err := targets.Load(fifo, defaults()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO as the targets' file: %v", err)
+	}
+}
+
+// TestLoadReportsEveryBadValueAtOnce: a value that does not parse (a
+// duration, a size, a number, a boolean), an unknown field, an unknown TLS
+// field and a URL the flags would refuse: each named by target and field,
+// all in one load, with what would be valid and no Go type.
+func TestLoadReportsEveryBadValueAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTargets(t, dir, `
+targets:
+  - name: a
+    api_url: "https://api.example.com/a path"
+    api_key_file: a.key
+    timeout: 10
+    cache_ttl: soon
+    max_response_bytes: 16MB!
+    max_pages: many
+    http_cache: maybe
+    grid_degrees: [5]
+    timout: 5s
+    tls_config: {ca_fil: ca.pem}
+  - name: b
+    api_url: "https://api.example.com:"
+    api_key_file: a.key
+  - name: c
+    api_url: "https://api.example.com:99999"
+    api_key_file: a.key
+`, "a.key")
+	_, err := targets.Load(path, defaults())
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{
+		`targets[0] (a): api_url https://api.example.com/a path: a space in the path`,
+		`targets[0] (a): timeout 10: want a duration with a unit, such as 10s`,
+		`targets[0] (a): cache_ttl "soon": want a duration with a unit`,
+		`targets[0] (a): max_response_bytes "16MB!": want a size with a unit, such as 16MiB`,
+		`targets[0] (a): max_pages "many": want a whole number`,
+		`targets[0] (a): http_cache "maybe": want true or false`,
+		`targets[0] (a): grid_degrees (a list or a map): want a single value`,
+		`targets[0] (a): unknown field "timout"; did you mean "timeout"?`,
+		`targets[0] (a): tls_config (a list or a map): unknown field "ca_fil"; did you mean "ca_file"?`,
+		`targets[1] (b): api_url https://api.example.com:: the port after the colon is missing`,
+		`targets[2] (c): api_url https://api.example.com:99999: port "99999": want a number from 1 to 65535`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q:\n%v", want, err)
+		}
+	}
+	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 11 {
+		t.Errorf("%d problems, want 11, each on its own:\n%v", n, err)
+	}
+	for _, goType := range []string{"time.Duration", "units.", "config.", "int", "bool", "float64", "string"} {
+		if strings.Contains(err.Error(), goType) {
+			t.Errorf("the error names the Go type %q:\n%v", goType, err)
+		}
+	}
+}
+
+// TestTLSPathsAreRelativeToWhereTheyAreWritten: a relative path of the
+// targets' file's tls_config is its directory's; the flags' TLS files,
+// which a target of the file inherits, stay the working directory's.
+func TestTLSPathsAreRelativeToWhereTheyAreWritten(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTargets(t, dir, `
+targets:
+  - {name: inherits, api_url: "https://a.example.com", api_key_file: a.key}
+  - {name: own, api_url: "https://a.example.com", api_key_file: a.key, tls_config: {ca_file: own-ca.pem}}
+`, "a.key")
+	d := defaults()
+	d.TLS.CAFile = "flags-ca.pem"
+	named, err := targets.Load(path, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := named[0].Settings.TLS.CAFile; got != "flags-ca.pem" {
+		t.Errorf("a target inheriting --api.tls.ca-file=flags-ca.pem reads %q", got)
+	}
+	if got := named[1].Settings.TLS.CAFile; got != filepath.Join(dir, "own-ca.pem") {
+		t.Errorf("a target's own ca_file reads %q, want it in the file's directory", got)
 	}
 }

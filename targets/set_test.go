@@ -457,12 +457,12 @@ func TestAReloadUnderLoadLosesNoScrape(t *testing.T) {
 // each its own account: what a probe costs beside the others.
 func BenchmarkProbeOneOfMany(b *testing.B) {
 	dir := b.TempDir()
-	sim := simulator.New(simulator.Config{Key: "key-0", Seed: 1, Events: 1000, PageSize: 1000})
+	sim := simulator.New(simulator.Config{Key: "key-0-0123456789abcdef", Seed: 1, Events: 1000, PageSize: 1000})
 	srv := httptest.NewServer(sim)
 	b.Cleanup(srv.Close)
 	var yaml strings.Builder
 	yaml.WriteString("targets:\n")
-	if err := os.WriteFile(filepath.Join(dir, "key"), []byte("key-0"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "key"), []byte("key-0-0123456789abcdef"), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	for i := range 100 {

@@ -2,7 +2,7 @@
 // Intelligence Service on its own, for curl, for other clients and for the
 // bench harness.
 //
-//	go run ./cmd/global-stability-simulator --listen-address=127.0.0.1:10111 --key=demo
+//	go run ./cmd/global-stability-simulator --listen-address=127.0.0.1:10111 --key=demo-key-0123456789
 //	curl -H 'Authorization: Bearer demo' http://127.0.0.1:10111/v1/global-stability
 //
 // With --key repeated, it serves one account per key, each with a world of
@@ -29,7 +29,7 @@ func main() {
 	app := kingpin.New("global-stability-simulator", "A simulated Global Stability Intelligence Service, for trying clients out. Its data is made up.")
 	listen := app.Flag("listen-address", "Address to serve on.").Default("127.0.0.1:10111").String()
 	// The simulator's key is a shared test value, not a secret: a flag is fine here.
-	keys := app.Flag("key", "Bearer key the simulator accepts; repeat it for several accounts, each with a world of its own.").Envar("GLOBAL_STABILITY_SIMULATOR_KEY").Default("demo").Strings()
+	keys := app.Flag("key", "Bearer key the simulator accepts; repeat it for several accounts, each with a world of its own.").Envar("GLOBAL_STABILITY_SIMULATOR_KEY").Default("demo-key-0123456789").Strings()
 	seed := app.Flag("seed", "Seed of the simulated world.").Default("1").Uint64()
 	events := app.Flag("events", "Conflict events per hour window.").Default(fmt.Sprint(simulator.DefaultEvents)).Int()
 	briefings := app.Flag("briefings", "Daily briefings served.").Default(fmt.Sprint(simulator.DefaultBriefings)).Int()

@@ -1,0 +1,305 @@
+package targets_test
+
+import (
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"io"
+	stdlog "log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/simulator"
+	"github.com/global-stability/global_stability_exporter/targets"
+)
+
+// settingCase changes one setting of the targets' file away from the
+// flags' default and tells whether its effect shows.
+type settingCase struct {
+	yaml   string               // the target's lines that change it
+	sim    simulator.Config     // the account's API (its key and seed are set)
+	tls    bool                 // the API speaks TLS with a certificate nobody trusts
+	effect func(p *prober) bool // whether the change shows in what the target does
+}
+
+// prober probes the one target "a" of a set and reads its API's requests.
+type prober struct {
+	t   *testing.T
+	set *targets.Set
+	sim *simulator.Simulator
+	alt *account // a second account on another origin
+	dir string
+}
+
+func (p *prober) probe() promtext.Samples {
+	code, body := probe(p.t, p.set, "target=a")
+	if code != 200 {
+		p.t.Fatalf("probe: %d %s", code, body)
+	}
+	return samples(p.t, body)
+}
+
+func (p *prober) success(endpoint string) float64 {
+	v, ok := p.probe().Get("global_stability_scrape_success", "endpoint", endpoint)
+	if !ok {
+		return -1
+	}
+	return v
+}
+
+// secondProbeAsks probes twice and reports whether the second sent the
+// endpoint's request again.
+func (p *prober) secondProbeAsks(endpoint string) bool {
+	p.probe()
+	before := p.sim.Requests(endpoint)
+	p.probe()
+	return p.sim.Requests(endpoint) > before
+}
+
+var noCaching = simulator.Config{} // no validators, no Cache-Control
+
+// settingCases holds a case for every field of the targets' file:
+// TestReloadAppliesEverySetting fails for a field without one, so a new
+// setting cannot go untested.
+var settingCases = map[string]settingCase{
+	"api_url": {yaml: "api_url: {{alt}}", effect: func(p *prober) bool {
+		p.probe()
+		n, _ := p.alt.requests()
+		return n > 0
+	}},
+	"api_key_file": {yaml: "api_key_file: {{dir}}/wrong.key", effect: func(p *prober) bool {
+		v, _ := p.probe().Get("global_stability_up")
+		return v == 0 // the API refuses the other file's key
+	}},
+	"timeout": {yaml: "timeout: 300ms", effect: func(p *prober) bool {
+		p.sim.SetFault("summaries", simulator.Fault{Kind: simulator.FaultSlowBody, Delay: 60 * time.Millisecond})
+		defer p.sim.ClearFaults()
+		return p.success("summaries") == 0
+	}},
+	"cursor_param": {yaml: "cursor_param: after", sim: simulator.Config{CursorParam: "after", Events: 120, PageSize: 50}, effect: func(p *prober) bool {
+		return p.success("conflict") == 1 // with "cursor", page 1 again: a loop
+	}},
+	"page_size_param": {yaml: "page_size_param: limit\n    page_size: 120", sim: simulator.Config{PageSizeParam: "limit", Events: 120, PageSize: 50}, effect: func(p *prober) bool {
+		before := p.sim.Requests("conflict")
+		p.probe()
+		return p.sim.Requests("conflict")-before == 1
+	}},
+	"page_size": {yaml: "page_size: 120\n    page_size_param: limit", sim: simulator.Config{PageSizeParam: "limit", Events: 120, PageSize: 50}, effect: func(p *prober) bool {
+		before := p.sim.Requests("conflict")
+		p.probe()
+		return p.sim.Requests("conflict")-before == 1
+	}},
+	"max_pages": {yaml: "max_pages: 2", sim: simulator.Config{Events: 120, PageSize: 50}, effect: func(p *prober) bool {
+		return p.success("conflict") == 0
+	}},
+	"max_response_bytes": {yaml: "max_response_bytes: 1KiB", sim: simulator.Config{Events: 120, PageSize: 50}, effect: func(p *prober) bool {
+		return p.success("conflict") == 0 && p.success("global-stability") == 1
+	}},
+	"max_document_bytes": {yaml: "max_document_bytes: 100B", effect: func(p *prober) bool {
+		return p.success("global-stability") == 0 && p.success("conflict") == 1
+	}},
+	"tls_config": {yaml: "tls_config: {insecure_skip_verify: true}", tls: true, effect: func(p *prober) bool {
+		v, _ := p.probe().Get("global_stability_up")
+		return v == 1
+	}},
+	"collectors": {yaml: "collectors: {briefings: false}", effect: func(p *prober) bool {
+		return p.success("briefings") == -1 && p.success("conflict") == 1
+	}},
+	"http_cache": {yaml: "http_cache: false", sim: simulator.Config{Validators: true, CacheControl: "max-age=300"}, effect: func(p *prober) bool {
+		return p.secondProbeAsks("global-stability")
+	}},
+	"summary_refresh_interval": {yaml: "summary_refresh_interval: 0s", sim: noCaching, effect: func(p *prober) bool {
+		return p.secondProbeAsks("summaries")
+	}},
+	"cache_ttl": {yaml: "cache_ttl: 1h", sim: noCaching, effect: func(p *prober) bool {
+		return !p.secondProbeAsks("global-stability")
+	}},
+	"max_label_values": {yaml: "max_label_values: 2", effect: func(p *prober) bool {
+		return len(p.probe().Family("global_stability_conflict_events_by_category")) == 2
+	}},
+	"grid_degrees": {yaml: "grid_degrees: 30", effect: func(p *prober) bool {
+		cells := p.probe().Family("global_stability_conflict_events_by_cell")
+		for k := range cells {
+			_, v, _ := strings.Cut(k, `lat="`)
+			centre, err := strconv.ParseFloat(v[:strings.IndexByte(v, '"')], 64)
+			if err != nil || int(centre+90)%30 != 15 {
+				return false
+			}
+		}
+		return len(cells) > 0
+	}},
+}
+
+// TestReloadAppliesEverySetting changes each setting of the targets' file
+// in turn: before the reload its effect is absent, after it the target was
+// rebuilt and the effect shows. Whether a target "did not change" can so
+// never ignore a setting.
+func TestReloadAppliesEverySetting(t *testing.T) {
+	d := targets.Defaults()
+	for _, st := range d.List() {
+		if st.Field == "" {
+			continue
+		}
+		c, ok := settingCases[st.Field]
+		if !ok {
+			t.Errorf("no case in settingCases for the setting %s", st.Field)
+			continue
+		}
+		t.Run(st.Field, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cfg := c.sim
+			cfg.Key, cfg.Seed = "key-a-0123456789abcdef", 1
+			sim := simulator.New(cfg)
+			srv := httptest.NewUnstartedServer(sim)
+			srv.Config.ErrorLog = stdlog.New(io.Discard, "", 0) // the refused handshakes before the reload
+			if c.tls {
+				srv.StartTLS()
+			} else {
+				srv.Start()
+			}
+			t.Cleanup(srv.Close)
+			alt := newAccount(t, cfg.Key, 2, nil)
+			writeAtomically(t, filepath.Join(dir, "a.key"), cfg.Key)
+			writeAtomically(t, filepath.Join(dir, "wrong.key"), "key-nobody-knows-0123456789")
+			file := func(extra string) {
+				extra = strings.NewReplacer("{{alt}}", alt.srv.URL, "{{dir}}", dir).Replace(extra)
+				body := "targets:\n  - name: a\n    api_url: " + srv.URL + "\n    api_key_file: a.key\n"
+				if extra != "" {
+					body += "    " + extra + "\n"
+				}
+				writeAtomically(t, filepath.Join(dir, "targets.yml"), body)
+			}
+			file("")
+			set, err := targets.NewSet(filepath.Join(dir, "targets.yml"), targets.Defaults(), newEnv(40).Env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &prober{t: t, set: set, sim: sim, alt: alt, dir: dir}
+			if c.effect(p) {
+				t.Fatalf("the effect of %q shows before the reload", c.yaml)
+			}
+			before, _ := set.Get("a")
+			file(c.yaml)
+			if err := set.Reload(); err != nil {
+				t.Fatal(err)
+			}
+			if after, _ := set.Get("a"); after == before {
+				t.Errorf("%s changed, and the reload kept the target as it was", st.Field)
+			}
+			if !c.effect(p) {
+				t.Errorf("after the reload, the effect of %q does not show", c.yaml)
+			}
+		})
+	}
+}
+
+// TestDefaultsAreTheFlagsDefaults: the defaults a target starts from are
+// the declared ones, as the flags give them.
+func TestDefaultsAreTheFlagsDefaults(t *testing.T) {
+	d := targets.Defaults()
+	if !targets.Same(d, defaults()) {
+		t.Errorf("Defaults() = %+v, want %+v", d, defaults())
+	}
+}
+
+// TestAReloadThatCannotBuildATargetFailsVisibly: a file that loads but
+// names a CA file nobody can read, or a key file that is a FIFO, fails the
+// reload: the gauge says 0, the log names the target and the field, and
+// the running targets go on (with their counters).
+func TestAReloadThatCannotBuildATargetFailsVisibly(t *testing.T) {
+	for name, extra := range map[string]string{
+		"an unreadable CA file": "    tls_config: {ca_file: /nonexistent/ca.pem}\n",
+		"a FIFO as key file":    "    api_key_file: {{fifo}}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Skipf("no FIFO here: %v", err)
+			}
+			accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, nil)}
+			env := newEnv(40)
+			var logs strings.Builder
+			env.Logger = log.NewLogfmtLogger(log.NewSyncWriter(&logs))
+			path := targetsFile(t, dir, accounts, nil, "prod")
+			set, err := targets.NewSet(path, defaults(), env.Env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(set.Collectors()...)
+			probe(t, set, "target=prod")
+			before, _ := set.Get("prod")
+			good, _ := os.ReadFile(path)
+			writeAtomically(t, path, strings.ReplaceAll(string(good)+extra, "{{fifo}}", fifo))
+			err = set.Reload()
+			if err == nil || !strings.Contains(err.Error(), "prod") {
+				t.Errorf("reload: %v, want an error naming the target", err)
+			}
+			for _, field := range []string{"tls_config", "api_key_file"} {
+				if strings.Contains(extra, field) && (!strings.Contains(err.Error(), field) || !strings.Contains(logs.String(), field)) {
+					t.Errorf("neither error nor log name %s:\n%v\n%s", field, err, logs.String())
+				}
+			}
+			if v := value(t, reg, "global_stability_exporter_config_last_reload_successful"); v != 0 {
+				t.Errorf("last_reload_successful %v after a reload that failed", v)
+			}
+			if after, _ := set.Get("prod"); after != before {
+				t.Error("the running target was replaced")
+			}
+			if code, _ := probe(t, set, "target=prod"); code != 200 {
+				t.Errorf("the running target after the failed reload: %d", code)
+			}
+		})
+	}
+}
+
+// TestAChangedTargetKeepsItsCounters: a target rebuilt by a reload goes on
+// counting from where it was (a counter reset would read as a burst of
+// requests to rate()), and a probe of a name that is not a target creates
+// no series.
+func TestAChangedTargetKeepsItsCounters(t *testing.T) {
+	dir := t.TempDir()
+	accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, nil)}
+	env := newEnv(40)
+	path := targetsFile(t, dir, accounts, nil, "prod")
+	set, err := targets.NewSet(path, defaults(), env.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe(t, set, "target=prod")
+	targetsFile(t, dir, accounts, map[string]string{"prod": "    http_cache: false\n"}, "prod")
+	if err := set.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	probe(t, set, "target=prod")
+	if v := value(t, env.reg, "global_stability_api_requests_total", "target", "prod", "endpoint", "summaries", "code", "200"); v != 2 {
+		t.Errorf("requests_total{summaries,200} = %v after a probe before and one after the reload, want 2", v)
+	}
+	if v := value(t, env.reg, "global_stability_exporter_scrapes_total", "target", "prod"); v != 2 {
+		t.Errorf("scrapes_total = %v, want 2", v)
+	}
+	for _, name := range []string{"nobody", "https://evil.example.com"} {
+		probe(t, set, "target="+name)
+		fams, err := env.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "target" && l.GetValue() != "prod" {
+						t.Errorf("a probe of %q created %s{target=%q}", name, f.GetName(), l.GetValue())
+					}
+				}
+			}
+		}
+	}
+}
