@@ -141,7 +141,7 @@ release-check: $(GORELEASER)
 	mkdir -p $(RELEASE_WORK)/x && tar xzf dist/$(RELEASE_DIR).tar.gz -C $(RELEASE_WORK)/x
 	cd $(RELEASE_WORK)/x/$(RELEASE_DIR) && for f in LICENSE NOTICE README.md global_stability_exporter \
 	  alerts/global_stability.rules.yml alerts/global_stability.rules.test.yml dashboards/global-stability-overview.json \
-	  docs/runbooks.md examples/prometheus.yml examples/systemd/global_stability_exporter.service examples/kubernetes/kustomization.yaml; do \
+	  docs/runbooks.md docs/configuration.md examples/prometheus.yml examples/systemd/global_stability_exporter.service examples/kubernetes/kustomization.yaml; do \
 	  test -f $$f || { echo "$(RELEASE_DIR).tar.gz lacks $$f" >&2; exit 1; }; done
 	@out=$$($(RELEASE_WORK)/x/$(RELEASE_DIR)/global_stability_exporter --version 2>&1); echo "$$out"; \
 	  echo "$$out" | grep -q "version $(VERSION) .*revision: $(REVISION))" || \

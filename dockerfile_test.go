@@ -56,7 +56,7 @@ func readDockerfile(t *testing.T) []dockerStage {
 	return stages
 }
 
-// TestDockerfileBuildsForSeveralPlatforms holds what the README promises of
+// TestDockerfileBuildsForSeveralPlatforms holds what docs/install.md promises of
 // `docker buildx build --platform linux/amd64,linux/arm64,linux/arm/v7`:
 // the Go stage runs natively and cross-compiles a static binary for each
 // target, and the image runs as distroless nonroot. No Docker engine here,

@@ -13,39 +13,51 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated parts of README.md")
+var update = flag.Bool("update", false, "rewrite the generated blocks of the docs")
 
-// TestREADMEGenerated keeps the parts of the README that follow from the
-// endpoint descriptions current: the collector flags and the series of the
-// API's data. Rewrite them with `go test . -run TestREADMEGenerated -update`.
-func TestREADMEGenerated(t *testing.T) {
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	for name, body := range map[string]string{"collectors": collectorsTable(), "data metrics": dataMetricsTable(), "endpoint labels": endpointLabels()} {
-		re := regexp.MustCompile(`(?s)(<!-- begin generated: ` + regexp.QuoteMeta(name) + ` [^\n]*-->\n).*?(<!-- end generated: ` + regexp.QuoteMeta(name) + ` -->)`)
-		m := re.FindStringSubmatchIndex(readme)
-		if m == nil {
-			t.Fatalf("README.md has no generated block %q", name)
+// generated are the blocks of the docs that follow from the endpoint
+// descriptions, by file: each block's name and its body.
+var generated = map[string]map[string]func() string{
+	"docs/configuration.md": {"collectors": collectorsTable, "body limits": bodyLimitsTable},
+	"docs/metrics.md":       {"endpoint labels": endpointLabels, "data metrics": dataMetricsTable},
+}
+
+// TestDocsGenerated keeps the parts of the docs that follow from the
+// endpoint descriptions current: the collector flags, the body limits, the
+// endpoint label values and the series of the API's data. Rewrite them with
+// `go test . -run TestDocsGenerated -update`.
+func TestDocsGenerated(t *testing.T) {
+	for file, blocks := range generated {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		current := readme[m[3]:m[4]]
-		if current != body {
-			if !*update {
-				t.Errorf("README.md's %q block is not what the descriptions say; run go test . -run TestREADMEGenerated -update. Want:\n%s", name, body)
+		doc := string(b)
+		for name, body := range blocks {
+			re := regexp.MustCompile(`(?s)(<!-- begin generated: ` + regexp.QuoteMeta(name) + ` [^\n]*-->\n).*?(<!-- end generated: ` + regexp.QuoteMeta(name) + ` -->)`)
+			m := re.FindStringSubmatchIndex(doc)
+			if m == nil {
+				t.Errorf("%s has no generated block %q", file, name)
 				continue
 			}
-			readme = readme[:m[3]] + body + readme[m[4]:]
+			want := body()
+			if current := doc[m[3]:m[4]]; current != want {
+				if !*update {
+					t.Errorf("%s's %q block is not what the descriptions say; run go test . -run TestDocsGenerated -update. Want:\n%s", file, name, want)
+					continue
+				}
+				doc = doc[:m[3]] + want + doc[m[4]:]
+			}
 		}
-	}
-	if *update {
-		if err := os.WriteFile("README.md", []byte(readme), 0o644); err != nil {
-			t.Fatal(err)
+		if *update {
+			if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -75,6 +87,31 @@ func collectorsTable() string {
 	b.WriteString("| flag | environment variable | default | collects |\n|---|---|---|---|\n")
 	for _, g := range targets.Groups() {
 		fmt.Fprintf(&b, "| `--collector.%s` | `GLOBAL_STABILITY_COLLECTOR_%s` | on | `%s` |\n", g, strings.ToUpper(g), strings.ReplaceAll(groupPaths(g), ", ", "`, `"))
+	}
+	return b.String()
+}
+
+// bodyLimitsTable says which endpoints each body limit applies to.
+func bodyLimitsTable() string {
+	var b strings.Builder
+	b.WriteString("| body | flag | default | endpoints |\n|---|---|---|---|\n")
+	app := kingpin.New("t", "")
+	registerFlags(app)
+	for _, l := range []struct {
+		body, flag string
+		limit      client.Limit
+	}{
+		{"one page", "api.max-response-bytes", client.PageLimit},
+		{"the whole document", "api.max-document-bytes", client.DocumentLimit},
+	} {
+		var paths []string
+		for _, e := range endpoint.All() {
+			if e.Limit == l.limit {
+				paths = append(paths, "`/v1/"+e.Label+"`")
+			}
+		}
+		def := strings.Join(app.GetFlag(l.flag).Model().Default, ",")
+		fmt.Fprintf(&b, "| %s | `--%s` | `%s` | %s |\n", l.body, l.flag, def, strings.Join(paths, ", "))
 	}
 	return b.String()
 }
@@ -110,45 +147,48 @@ func dataMetricsTable() string {
 	return b.String()
 }
 
-// TestREADMEFlagsTable: every flag the exporter has is in the README's
-// flags table (or the generated collectors table) with the environment
-// variable it reads, and every flag there exists.
-func TestREADMEFlagsTable(t *testing.T) {
-	b, err := os.ReadFile("README.md")
+// flagsDoc holds the flags table and the generated collectors table.
+const flagsDoc = "docs/configuration.md"
+
+// TestDocsFlagsTable: every flag the exporter has is in the flags table of
+// docs/configuration.md (or the generated collectors table) with the
+// environment variable it reads, and every flag there exists.
+func TestDocsFlagsTable(t *testing.T) {
+	b, err := os.ReadFile(flagsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	app := kingpin.New("t", "")
 	registerFlags(app)
 	rows := regexp.MustCompile("(?m)^\\| `--([a-z0-9.-]+)`[^|]*\\| (`[A-Z_]+`)?").FindAllStringSubmatch(string(b), -1)
-	inREADME := map[string]string{}
+	inDoc := map[string]string{}
 	for _, r := range rows {
-		inREADME[r[1]] = strings.Trim(r[2], "`")
+		inDoc[r[1]] = strings.Trim(r[2], "`")
 	}
 	for _, f := range app.Model().Flags {
 		if f.Name == "help" || f.Name == "version" || f.Hidden {
 			continue
 		}
-		env, ok := inREADME[f.Name]
+		env, ok := inDoc[f.Name]
 		if f.Name == "api.tls.key-file" { // shares its row with --api.tls.cert-file
 			env, ok = f.Envar, strings.Contains(string(b), "`--api.tls.key-file`")
 		}
 		if !ok {
-			t.Errorf("--%s is not in the README's flags table", f.Name)
+			t.Errorf("--%s is not in %s's flags table", f.Name, flagsDoc)
 		} else if env != f.Envar {
-			t.Errorf("--%s: the README says %q, the flag reads %q", f.Name, env, f.Envar)
+			t.Errorf("--%s: %s says %q, the flag reads %q", f.Name, flagsDoc, env, f.Envar)
 		}
-		delete(inREADME, f.Name)
+		delete(inDoc, f.Name)
 	}
-	delete(inREADME, "version")
-	for name := range inREADME {
-		t.Errorf("the README lists --%s, which does not exist", name)
+	delete(inDoc, "version")
+	for name := range inDoc {
+		t.Errorf("%s lists --%s, which does not exist", flagsDoc, name)
 	}
 }
 
 // TestCitedTestsExist: every test, fuzz target or benchmark that the README,
-// the runbooks, a comment or a test's message names exists, so that a
-// guarantee never points at a test that was renamed or folded into
+// a document under docs/, a comment or a test's message names exists, so
+// that a guarantee never points at a test that was renamed or folded into
 // another. The records of past runs (bench/MUTATION.md, bench/RESULTS.md,
 // CHANGELOG.md) keep the names of their day.
 func TestCitedTestsExist(t *testing.T) {
@@ -156,6 +196,7 @@ func TestCitedTestsExist(t *testing.T) {
 	cited := map[string][]string{} // name → files citing it
 	nameRE := regexp.MustCompile(`\b(?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*`)
 	defRE := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)\(`)
+	read := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -177,6 +218,7 @@ func TestCitedTestsExist(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		read[path] = true
 		for _, m := range defRE.FindAllStringSubmatch(string(b), -1) {
 			defined[m[1]] = true
 		}
@@ -187,6 +229,11 @@ func TestCitedTestsExist(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, doc := range docFiles(t) {
+		if !read[doc] {
+			t.Errorf("%s was not searched for cited tests", doc)
+		}
 	}
 	for name, files := range cited {
 		if !defined[name] && !defined[strings.TrimSuffix(name, "_")] {
@@ -213,5 +260,74 @@ func TestREADMEScrapeConfigIsTheExample(t *testing.T) {
 	}
 	if !strings.Contains(string(example), string(block[1])) {
 		t.Errorf("the README's scrape configuration is not examples/prometheus-targets.yml's:\n%s", block[1])
+	}
+}
+
+// docFiles are the README and every document under docs/.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs/*.md (%v)", err)
+	}
+	return append([]string{"README.md"}, docs...)
+}
+
+var (
+	fenceRE   = regexp.MustCompile("(?ms)^```.*?^```")
+	codeRE    = regexp.MustCompile("`[^`\n]*`")
+	linkRE    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	headingRE = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`)
+	slugDrop  = regexp.MustCompile(`[^\p{L}\p{M}\p{N}_ -]`)
+)
+
+// anchors are the fragments GitHub gives a Markdown file's headings.
+func anchors(doc string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range headingRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(doc, ""), -1) {
+		slug := strings.ReplaceAll(slugDrop.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		a := slug
+		for i := 1; out[a]; i++ {
+			a = fmt.Sprintf("%s-%d", slug, i)
+		}
+		out[a] = true
+	}
+	return out
+}
+
+// TestDocsLinksResolve: every relative link of the README and of docs/
+// names a file that exists, and, into a Markdown file, a heading it has.
+func TestDocsLinksResolve(t *testing.T) {
+	for _, doc := range docFiles(t) {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := codeRE.ReplaceAllString(fenceRE.ReplaceAllString(string(b), ""), "")
+		for _, m := range linkRE.FindAllStringSubmatch(text, -1) {
+			link := m[1]
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			path, fragment, _ := strings.Cut(link, "#")
+			target := doc
+			if path != "" {
+				target = filepath.Join(filepath.Dir(doc), path)
+			}
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links to %s, which does not exist", doc, link)
+				continue
+			}
+			if fragment == "" || filepath.Ext(target) != ".md" {
+				continue
+			}
+			tb, err := os.ReadFile(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !anchors(string(tb))[fragment] {
+				t.Errorf("%s links to %s, but %s has no heading #%s", doc, link, target, fragment)
+			}
+		}
 	}
 }

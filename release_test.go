@@ -11,8 +11,8 @@ import (
 	"go.yaml.in/yaml/v2"
 )
 
-// goreleaserConfig is the part of .goreleaser.yaml that the README's
-// promises about the release archives rest on.
+// goreleaserConfig is the part of .goreleaser.yaml that the promises of
+// docs/install.md about the release archives rest on.
 type goreleaserConfig struct {
 	Snapshot struct {
 		VersionTemplate string `yaml:"version_template"`
@@ -41,7 +41,7 @@ type archiveFile struct {
 	Info struct{ MTime string }
 }
 
-// TestReleaseArchives holds the README's word on the archives `make release`
+// TestReleaseArchives holds docs/install.md's word on the archives `make release`
 // builds: the seven platforms, static, stamped like `make build` (the same
 // -X flags), reproducible (no path, build id or clock in the output), each
 // with LICENSE, NOTICE and README.md, summed in sha256sums.txt. `make
@@ -127,7 +127,7 @@ func TestReleaseArchives(t *testing.T) {
 	}
 	// The README's own files, and what it points a user at (make
 	// release-check looks for one file of each in the built archive).
-	for _, f := range []string{"LICENSE", "NOTICE", "README.md", "alerts/*", "dashboards/*.json", "docs/runbooks.md", "examples/*.yml", "examples/**/*"} {
+	for _, f := range []string{"LICENSE", "NOTICE", "README.md", "alerts/*", "dashboards/*.json", "docs/*.md", "examples/*.yml", "examples/**/*"} {
 		i := slices.IndexFunc(a.Files, func(af archiveFile) bool { return af.Src == f })
 		if i < 0 {
 			t.Errorf("the archives do not include %s", f)
