@@ -50,6 +50,7 @@ type Env struct {
 type Target struct {
 	Name     string
 	Settings Settings
+	API      string // the API's base address as it may be shown: no credentials, no /v1
 
 	env         Env
 	logger      log.Logger
@@ -87,6 +88,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	if TrimVersion(u) {
 		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", WithoutCredentials(u))
 	}
+	t.API = WithoutCredentials(u)
 	hc, err := newHTTPClient(s, t.logger)
 	if err != nil {
 		return nil, err
@@ -188,15 +190,7 @@ func (t *Target) Collections() *collector.Collections { return t.collections }
 
 // Describe is what the start-up log says of the target: where the API is
 // and where its key comes from (never the key).
-func (t *Target) Describe() []any {
-	u, err := ParseAPIURL(t.Settings.APIURL)
-	api := "(not shown)"
-	if err == nil {
-		TrimVersion(u)
-		api = WithoutCredentials(u)
-	}
-	return []any{"api_url", api, "key_from", t.Settings.KeyFrom}
-}
+func (t *Target) Describe() []any { return []any{"api_url", t.API, "key_from", t.Settings.KeyFrom} }
 
 // Close lets the target's scrapes in flight finish, then gives up its
 // connections and its key ring; with forget, a target no longer in the
