@@ -13,7 +13,6 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
@@ -23,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the generated blocks of the doc
 // generated are the blocks of the docs that follow from the endpoint
 // descriptions, by file: each block's name and its body.
 var generated = map[string]map[string]func() string{
-	"docs/configuration.md": {"collectors": collectorsTable, "body limits": bodyLimitsTable},
+	"docs/configuration.md": {"settings": settingsTable},
 	"docs/metrics.md":       {"endpoint labels": endpointLabels, "data metrics": dataMetricsTable},
 }
 
@@ -71,47 +70,25 @@ func endpointLabels() string {
 	return strings.TrimSpace(b.String()) + "\n"
 }
 
-// groupPaths names the paths of a group's endpoints.
-func groupPaths(group string) string {
-	var paths []string
-	for _, e := range endpoint.All() {
-		if e.Group == group {
-			paths = append(paths, "/v1/"+e.Label)
-		}
-	}
-	return strings.Join(paths, ", ")
-}
-
-func collectorsTable() string {
+// settingsTable lists every setting of a target, from its declaration
+// (targets.Settings.List): its flag and variable, its field in the
+// targets' file, its default and help.
+func settingsTable() string {
 	var b strings.Builder
-	b.WriteString("| flag | environment variable | default | collects |\n|---|---|---|---|\n")
-	for _, g := range targets.Groups() {
-		fmt.Fprintf(&b, "| `--collector.%s` | `GLOBAL_STABILITY_COLLECTOR_%s` | on | `%s` |\n", g, strings.ToUpper(g), strings.ReplaceAll(groupPaths(g), ", ", "`, `"))
-	}
-	return b.String()
-}
-
-// bodyLimitsTable says which endpoints each body limit applies to.
-func bodyLimitsTable() string {
-	var b strings.Builder
-	b.WriteString("| body | flag | default | endpoints |\n|---|---|---|---|\n")
-	app := kingpin.New("t", "")
-	registerFlags(app)
-	for _, l := range []struct {
-		body, flag string
-		limit      client.Limit
-	}{
-		{"one page", "api.max-response-bytes", client.PageLimit},
-		{"the whole document", "api.max-document-bytes", client.DocumentLimit},
-	} {
-		var paths []string
-		for _, e := range endpoint.All() {
-			if e.Limit == l.limit {
-				paths = append(paths, "`/v1/"+e.Label+"`")
-			}
+	b.WriteString("| flag | environment variable | field | default | meaning |\n|---|---|---|---|---|\n")
+	var s targets.Settings
+	code := func(v string) string {
+		if v == "" {
+			return ""
 		}
-		def := strings.Join(app.GetFlag(l.flag).Model().Default, ",")
-		fmt.Fprintf(&b, "| %s | `--%s` | `%s` | %s |\n", l.body, l.flag, def, strings.Join(paths, ", "))
+		return "`" + v + "`"
+	}
+	for _, st := range s.List() {
+		flag, env := "", ""
+		if st.Flag != "" {
+			flag, env = "--"+st.Flag, envar(st.Flag)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", code(flag), code(env), code(st.Field), code(st.Default), st.Help)
 	}
 	return b.String()
 }

@@ -25,7 +25,7 @@ import (
 // other than its default and observes the effect on the running binary:
 // the API requests it sends, what /metrics holds, how the HTTP side
 // answers. Each case runs twice, once with --flags and once with only the
-// environment variables the README documents, so that a flag that parses
+// environment variables docs/configuration.md documents, so that a flag that parses
 // but never reaches its effect, or a variable spelled otherwise than the
 // README says, fails here.
 type flagCase struct {
