@@ -106,7 +106,7 @@ func helmTemplateWith(t *testing.T, apis []string, release, namespace string, va
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return manifests{}, fmt.Errorf("helm %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		return manifests{}, fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return decodeStrictly(t, out), nil
 }
