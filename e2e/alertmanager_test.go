@@ -348,7 +348,8 @@ func alertmanagerConfig(t *testing.T, hook string) []byte {
 	return out
 }
 
-// startAlertmanager runs a real Alertmanager, alone (no cluster peers).
+// startAlertmanager runs a real Alertmanager, alone (no cluster peers), and
+// returns its address once it is ready.
 func startAlertmanager(t *testing.T, dir string, config []byte) string {
 	t.Helper()
 	alertmanager := need(t, "prometheus-alertmanager")
@@ -359,6 +360,16 @@ func startAlertmanager(t *testing.T, dir string, config []byte) string {
 	addr := freeAddr(t)
 	start(t, alertmanager, "--config.file="+file, "--storage.path="+filepath.Join(dir, "am"),
 		"--web.listen-address="+addr, "--cluster.listen-address=", "--log.level=warn")
+	if err := poll(func() bool {
+		resp, err := http.Get("http://" + addr + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}); err != nil {
+		t.Fatalf("Alertmanager not ready on %s after a minute", addr)
+	}
 	return addr
 }
 

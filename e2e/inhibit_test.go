@@ -89,6 +89,11 @@ func mixinAlertSeverities(t *testing.T, config string) map[string]string {
 	return out
 }
 
+// exporterLabels tell one exporter and account from another: one of them
+// differing is enough, however little else does (the same instance name in
+// two clusters is two exporters).
+var exporterLabels = []string{"cluster", "namespace", "job", "instance", "target"}
+
 // amAlert is an alert as Alertmanager's API v2 takes and lists it.
 type amAlert struct {
 	Labels   map[string]string `json:"labels"`
@@ -156,7 +161,7 @@ func TestInhibitionsAsTheRunbookSays(t *testing.T) {
 				continue
 			}
 			inhibiting++
-			for _, label := range []string{"cluster", "namespace", "job", "instance", "target"} {
+			for _, label := range exporterLabels {
 				pair := pair + "/" + label + " differs"
 				here := maps.Clone(same)
 				here["instance"] = pair
@@ -201,6 +206,83 @@ func TestInhibitionsAsTheRunbookSays(t *testing.T) {
 	for id, inhibited := range want {
 		if g, listed := got[id]; !listed || g != inhibited {
 			t.Errorf("%s: listed %v, inhibited %v; want inhibited %v", id, listed, g, inhibited)
+		}
+	}
+}
+
+// TestOneNotificationPerCauseAndTarget: the example's route groups by the
+// alert and by each label that tells exporters and accounts apart, and by
+// nothing else. In a real Alertmanager with the example, two alerts that
+// differ only in one of those labels arrive as two notifications; two that
+// differ only in another label the mixin's alerts carry (the endpoint or
+// pillar at fault) as one, listing both.
+func TestOneNotificationPerCauseAndTarget(t *testing.T) {
+	t.Parallel()
+	hook := newWebhook(t)
+	base := "http://" + startAlertmanager(t, t.TempDir(), alertmanagerConfig(t, hook.URL))
+
+	// Two alerts of one receiver, neither an inhibit rule's source.
+	severities, table := mixinAlertSeverities(t, "{}"), runbookInhibitions(t)
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(severities)) {
+		if _, source := table[name]; !source && severities[name] == "warning" {
+			names = append(names, name)
+		}
+	}
+	if len(names) < 2 {
+		t.Fatalf("the mixin has %d warnings that hide nothing, want 2", len(names))
+	}
+
+	grouped := append([]string{"alertname"}, exporterLabels...)
+	now := time.Now()
+	var alerts []amAlert
+	want := map[string]int{} // label → notifications
+	for _, label := range append(slices.Clone(grouped), "endpoint", "pillar") {
+		one := map[string]string{"case": label, "alertname": names[0], "severity": "warning", "cluster": "a", "namespace": "monitoring",
+			"job": "global_stability", "instance": "case " + label, "target": "acme", "endpoint": "global-stability", "pillar": "conflict"}
+		other := maps.Clone(one)
+		other[label] += " (other)"
+		if label == "alertname" {
+			other[label] = names[1]
+		}
+		alerts = append(alerts, amAlert{Labels: one, StartsAt: now, EndsAt: now.Add(time.Hour)},
+			amAlert{Labels: other, StartsAt: now, EndsAt: now.Add(time.Hour)})
+		want[label] = 1
+		if slices.Contains(grouped, label) {
+			want[label] = 2
+		}
+	}
+	body, err := json.Marshal(alerts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(base+"/api/v2/alerts", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
+	}
+
+	// Once every alert has been notified, count each case's notifications.
+	var got map[string]int
+	if err := poll(func() bool {
+		hook.mu.Lock()
+		defer hook.mu.Unlock()
+		got = map[string]int{}
+		notified := 0
+		for _, n := range hook.all {
+			got[n.Alerts[0].Labels["case"]]++
+			notified += len(n.Alerts)
+		}
+		return notified >= len(alerts)
+	}); err != nil {
+		t.Fatalf("not every alert notified after a minute; notifications:\n%s", describe(hook.all))
+	}
+	for label, n := range want {
+		if got[label] != n {
+			t.Errorf("two alerts differing only in %s: %d notifications, want %d", label, got[label], n)
 		}
 	}
 }

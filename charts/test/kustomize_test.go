@@ -1,14 +1,15 @@
 package charttest
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
+
+// exampleKey is the key in the kustomize example's api-key file.
+const exampleKey = "gsk_example_0123456789abcdef"
 
 // kustomizeExample builds examples/kubernetes (in a copy, beside the
 // api-key file its secretGenerator reads and git ignores).
@@ -19,7 +20,7 @@ func kustomizeExample(t *testing.T) manifests {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "kubernetes"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "api-key"), []byte("example-key"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "api-key"), []byte(exampleKey), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(kustomize, "build", dir).CombinedOutput()
@@ -77,26 +78,7 @@ func TestKustomizeExample(t *testing.T) {
 	if mode := pod.Volumes[0].Secret.DefaultMode; mode == nil || *mode != 0o400 {
 		t.Errorf("the key file's mode %v, want 0400", mode)
 	}
-	if s := only(t, "Secret", m.secrets); string(s.Data["api-key"]) != "example-key" {
+	if s := only(t, "Secret", m.secrets); string(s.Data["api-key"]) != exampleKey {
 		t.Error("the secretGenerator does not carry the api-key file")
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a running program writes while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,19 +1,11 @@
 package charttest
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -179,131 +171,32 @@ func TestNetworkPolicyAPIPort(t *testing.T) {
 	}
 }
 
+// chartTestKey is the key of the API accounts of the tests that run the
+// exporter.
+const chartTestKey = "gsk_chart_test_0123456789abcdef"
+
 // TestDeploymentRunsTheExporter: the container's args and environment,
 // from the defaults and from every option, start the real exporter (an
 // unknown or misspelt flag stops it), which reads its key from the file
-// the Secret would be mounted as and collects from a simulator of the API.
+// where the pod's Secret volume puts it and collects from a simulator of
+// the API.
 func TestDeploymentRunsTheExporter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the exporter")
 	}
-	dir := t.TempDir()
-	exporter, simulator := filepath.Join(dir, "exporter"), filepath.Join(dir, "simulator")
-	for out, pkg := range map[string]string{exporter: ".", simulator: "./cmd/global-stability-simulator"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = filepath.Join("..", "..")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
-	}
-	simAddr := freeAddr(t)
-	start(t, simulator, nil, "--listen-address="+simAddr, "--key=chart-test-key")
-
-	for name, render := range map[string]func() manifests{
-		"defaults":     func() manifests { return mustTemplate(t, "r", "ns", required) },
-		"every option": func() manifests { return mustTemplate(t, "r", "ns", nil, writeValues(t, everyOption)) },
-		"kustomize":    func() manifests { return kustomizeExample(t) },
+	api := startSimulator(t, chartTestKey, exampleKey)
+	for name, render := range map[string]func(t *testing.T) manifests{
+		"defaults":     func(t *testing.T) manifests { return mustTemplate(t, "r", "ns", required) },
+		"every option": func(t *testing.T) manifests { return mustTemplate(t, "r", "ns", nil, writeValues(t, everyOption)) },
+		"kustomize":    kustomizeExample,
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := only(t, "Deployment", render().deployments).Spec.Template.Spec.Containers[0]
-			addr := freeAddr(t)
-			args := containerArgs(t, c, simAddr, addr)
-			env := []string{"PATH=" + os.Getenv("PATH")}
-			for _, e := range c.Env {
-				env = append(env, e.Name+"="+e.Value)
-			}
-			log := start(t, exporter, env, args...)
-			up := waitForSample(t, "http://"+addr+"/metrics", "global_stability_up", log)
-			if up != "1" {
-				t.Errorf("global_stability_up %s with args %q\n%s", up, args, log)
+			m := render(t)
+			secrets := secretData{"gse-key": {"api-key": chartTestKey}, "my-key": {"token": chartTestKey}}
+			addr, log := runPod(t, m, secrets, map[string]string{"--api.url": api})
+			if up := sample(t, "http://"+addr+"/metrics", "global_stability_up", log); up != "1" {
+				t.Errorf("global_stability_up %s\n%s", up, log)
 			}
 		})
 	}
-}
-
-// containerArgs are the container's args with what the pod would have
-// instead of this test's: the simulator's address for --api.url, files in
-// a temporary directory where the Secrets would be mounted (the key, and a
-// web config serving TLS with a certificate made here), addr to listen on.
-func containerArgs(t *testing.T, c corev1.Container, simAddr, addr string) []string {
-	t.Helper()
-	secretDir, webDir := t.TempDir(), t.TempDir()
-	var args []string
-	for _, a := range c.Args {
-		flag, value, hasValue := strings.Cut(a, "=")
-		if !hasValue {
-			args = append(args, a)
-			continue
-		}
-		switch flag {
-		case "--api.url":
-			value = "http://" + simAddr
-		case "--api.key-file":
-			// Where the Secret would be mounted, the file it would hold.
-			value = filepath.Join(secretDir, strings.TrimPrefix(value, "/etc/global-stability/"))
-			if err := os.WriteFile(value, []byte("chart-test-key\n"), 0o400); err != nil {
-				t.Fatal(err)
-			}
-		case "--web.config.file":
-			value = filepath.Join(webDir, strings.TrimPrefix(value, "/etc/global-stability-web/"))
-			writeWebConfig(t, value)
-		case "--web.listen-address":
-			value = addr
-		}
-		args = append(args, flag+"="+value)
-	}
-	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--web.listen-address=") }) {
-		args = append(args, "--web.listen-address="+addr) // the container listens on the default port
-	}
-	return args
-}
-
-// waitForSample scrapes url until it answers and returns the value of the
-// sample of the unlabelled metric name.
-func waitForSample(t *testing.T, url, name string, log *syncBuffer) string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(url)
-		if err == nil {
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(nil, 1<<20)
-			for sc.Scan() {
-				if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == name {
-					resp.Body.Close()
-					return fields[1]
-				}
-			}
-			resp.Body.Close()
-			t.Fatalf("%s has no sample %s", url, name)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s did not answer in 30s; the exporter's log:\n%s", url, log)
-	return ""
-}
-
-// start runs a program until the test ends and returns its output.
-func start(t *testing.T, program string, env []string, args ...string) *syncBuffer {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, program, args...)
-	cmd.Env = env
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	return &out
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,14 +37,8 @@ func TestReleaseOnRealPrometheus(t *testing.T) {
 	job := release + "-global-stability-exporter"
 
 	dir := t.TempDir()
-	exporter := filepath.Join(dir, "exporter")
-	build := exec.Command("go", "build", "-o", exporter, ".")
-	build.Dir = filepath.Join("..", "..")
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
 	exporterAddr := freeAddr(t)
-	start(t, exporter, nil, "--demo", "--web.listen-address="+exporterAddr)
+	start(t, binary(t, "exporter"), nil, exporterAddr, "--demo", "--web.listen-address="+exporterAddr)
 
 	// The rule file: the PrometheusRule's groups, as the operator writes them.
 	rule := only(t, "PrometheusRule", m.prometheusRules)
@@ -85,7 +78,7 @@ func TestReleaseOnRealPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	promAddr := freeAddr(t)
-	log := start(t, prometheus, nil, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	log := start(t, prometheus, nil, promAddr, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
 	base := "http://" + promAddr
 

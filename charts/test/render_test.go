@@ -2,7 +2,8 @@
 // a cluster: what `helm template` and `kustomize build` render decodes
 // strictly as the Kubernetes kinds it claims to be (an unknown or misplaced
 // field is an error, as the API server would reject or silently drop it),
-// and carries what the values asked for. A module of its own, so that the
+// passes the API server's checks of names and volumes, and carries what
+// the values asked for. A module of its own, so that the
 // Kubernetes API types stay out of the exporter's go.mod.
 package charttest
 
@@ -22,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -46,20 +48,27 @@ type manifests struct {
 // skips it elsewhere.
 func tool(t *testing.T, name string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
+	if p, ok := findTool(name); ok {
 		return p
-	}
-	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
 	}
 	if os.Getenv("CI") != "" {
 		t.Fatalf("%s not found: make chart-tools installs it", name)
 	}
 	t.Skipf("%s not found: make chart-tools installs it", name)
 	return ""
+}
+
+func findTool(name string) (string, bool) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, true
+	}
+	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // helmTemplate renders the chart as release name in namespace, with the
@@ -97,7 +106,7 @@ func helmTemplateWith(t *testing.T, apis []string, release, namespace string, va
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return manifests{}, fmt.Errorf("helm %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		return manifests{}, fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return decodeStrictly(t, out), nil
 }
@@ -171,6 +180,9 @@ func decodeStrictly(t *testing.T, stream []byte) manifests {
 		}
 		if meta.Metadata.Name == "" {
 			t.Errorf("document %d: a %s without a name", i, meta.Kind)
+		}
+		for _, r := range refusals(meta.Kind, obj.(metav1.Object)) {
+			t.Errorf("the API server would refuse it: %s", r)
 		}
 		m.kinds = append(m.kinds, meta.Kind)
 	}

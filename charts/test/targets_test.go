@@ -3,13 +3,13 @@ package charttest
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 )
 
@@ -135,44 +135,62 @@ func TestTargetsScrapeEachTarget(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	// The real exporter, with the file and keys where the pod would have them.
-	dir := t.TempDir()
-	exporter, simulator := filepath.Join(dir, "exporter"), filepath.Join(dir, "simulator")
-	for out, pkg := range map[string]string{exporter: ".", simulator: "./cmd/global-stability-simulator"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = filepath.Join("..", "..")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
-	}
-	start(t, simulator, nil, "--listen-address="+simAddr, "--key=prod-key-value", "--key=staging-key-value")
-	root := filepath.Join(dir, "etc")
-	for path, key := range map[string]string{"targets/prod/api-key": "prod-key-value", "targets/staging/token": "staging-key-value"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, path)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, path), []byte(key), 0o400); err != nil {
-			t.Fatal(err)
-		}
-	}
-	targetsFile := filepath.Join(root, "targets.yml")
-	if err := os.WriteFile(targetsFile, []byte(strings.ReplaceAll(cm.Data["targets.yml"], "/etc/global-stability/", root+"/")), 0o400); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	var args []string
-	for _, a := range c.Args {
-		if strings.HasPrefix(a, "--config.file=") {
-			a = "--config.file=" + targetsFile
-		}
-		if strings.HasPrefix(a, "--web.listen-address=") {
-			a = "--web.listen-address=" + addr
-		}
-		args = append(args, a)
-	}
-	log := start(t, exporter, []string{"PATH=" + os.Getenv("PATH")}, args...)
+	// The real exporter, as the pod runs it: every key file where the
+	// targets' file looks for it only if the Secret's item lands there.
+	keys := secretData{"prod-key": {"api-key": "gsk_prod_0123456789abcdef"}, "staging-key": {"token": "gsk_staging_0123456789abcdef"}}
+	startSimulatorAt(t, simAddr, "gsk_prod_0123456789abcdef", "gsk_staging_0123456789abcdef")
+	addr, log := runPod(t, m, keys, nil)
 	for _, name := range []string{"prod", "staging"} {
-		if up := waitForSample(t, "http://"+addr+"/probe?target="+name, "global_stability_up", log); up != "1" {
+		if up := sample(t, "http://"+addr+"/probe?target="+name, "global_stability_up", log); up != "1" {
+			t.Errorf("/probe?target=%s: global_stability_up %s\n%s", name, up, log)
+		}
+	}
+}
+
+// targetNames walk the names the exporter takes for a target (a letter
+// or digit, then letters, digits, '_', '.' and '-', at most 63): each kind
+// of character, first and last, the shortest and the longest, and names
+// that differ only where a Kubernetes name cannot (case, '.', '_' and '-',
+// the 51st character and on).
+var targetNames = []string{"0", "Z", "prod.eu", "prod_eu", "prod-eu", "Prod-EU", "a--", "a__", "a..", "9._-Q",
+	strings.Repeat("x", 63), strings.Repeat("x", 62) + "y"}
+
+// TestEveryTargetNameRuns: whatever the targets' names, the Deployment is
+// one the API server accepts, each target's key in a volume of its own,
+// the same with and without the operator's kinds served; and the real
+// exporter, run as the pod runs it, answers each target's probe.
+func TestEveryTargetNameRuns(t *testing.T) {
+	simAddr := freeAddr(t)
+	var targets []map[string]any
+	keys := secretData{}
+	for i, name := range targetNames {
+		secret := fmt.Sprintf("key-%d", i)
+		targets = append(targets, map[string]any{"name": name, "apiUrl": "http://" + simAddr, "existingSecret": secret})
+		keys[secret] = map[string]string{"api-key": chartTestKey}
+	}
+	var m manifests
+	var deployments []*appsv1.Deployment
+	for _, apis := range [][]string{nil, operatorAPIs} {
+		var err error
+		if m, err = helmTemplateWith(t, apis, "gse", "monitoring", map[string]any{"targets": targets}); err != nil {
+			t.Fatal(err)
+		}
+		deployments = append(deployments, only(t, "Deployment", m.deployments))
+	}
+	if !equality.Semantic.DeepEqual(deployments[0], deployments[1]) {
+		t.Error("the Deployment differs with the operator's kinds served")
+	}
+	if pod := deployments[0].Spec.Template.Spec; len(pod.Volumes) != len(targetNames)+1 || len(pod.Containers[0].VolumeMounts) != len(targetNames)+1 {
+		t.Errorf("%d volumes, %d mounts: want the targets' file and one per target", len(pod.Volumes), len(pod.Containers[0].VolumeMounts))
+	}
+
+	if testing.Short() {
+		return
+	}
+	startSimulatorAt(t, simAddr, chartTestKey)
+	addr, log := runPod(t, m, keys, nil)
+	for _, name := range targetNames {
+		if up := sample(t, "http://"+addr+"/probe?target="+url.QueryEscape(name), "global_stability_up", log); up != "1" {
 			t.Errorf("/probe?target=%s: global_stability_up %s\n%s", name, up, log)
 		}
 	}
@@ -186,6 +204,8 @@ func TestTargetsValues(t *testing.T) {
 	}{
 		{map[string]any{"targets": []map[string]any{{"name": "a", "apiUrl": "https://a.example.com", "existingSecret": "k"}}, "apiUrl": "https://b.example.com"}, "unset apiUrl"},
 		{map[string]any{"targets": []map[string]any{{"name": "a b", "apiUrl": "https://a.example.com", "existingSecret": "k"}}}, `targets[0].name "a b"`},
+		{map[string]any{"targets": []map[string]any{{"name": "-a", "apiUrl": "https://a.example.com", "existingSecret": "k"}}}, `targets[0].name "-a"`},
+		{map[string]any{"targets": []map[string]any{{"name": strings.Repeat("x", 64), "apiUrl": "https://a.example.com", "existingSecret": "k"}}}, `targets[0].name "xxxx`},
 		{map[string]any{"targets": []map[string]any{{"name": "a", "apiUrl": "https://a.example.com", "existingSecret": "k"}, {"name": "a", "apiUrl": "https://a.example.com", "existingSecret": "k"}}}, `targets[1].name "a": another target has it`},
 		{map[string]any{"targets": []map[string]any{{"name": "a", "apiUrl": "a.example.com", "existingSecret": "k"}}}, `targets[0] (a).apiUrl "a.example.com"`},
 		{map[string]any{"targets": []map[string]any{{"name": "a", "apiUrl": "https://a.example.com"}}}, "targets[0] (a).existingSecret is required"},

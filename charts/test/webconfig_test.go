@@ -10,9 +10,6 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -20,10 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// writeWebConfig writes an exporter-toolkit web config at path serving TLS
-// with a certificate for localhost, its files beside it (names relative to
-// the config, as they would be in the mounted Secret).
-func writeWebConfig(t *testing.T, path string) {
+// webConfigSecret is a Secret's entries holding an exporter-toolkit web
+// config, web-config.yml, serving TLS with a certificate for localhost
+// whose files it names relative to itself, as they sit beside it when the
+// Secret is mounted.
+func webConfigSecret(t *testing.T) map[string]string {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -39,15 +37,10 @@ func writeWebConfig(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Dir(path)
-	for name, block := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der}, "tls.key": {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o400); err != nil {
-			t.Fatal(err)
-		}
-	}
-	config := "tls_server_config:\n  cert_file: " + filepath.Join(dir, "tls.crt") + "\n  key_file: " + filepath.Join(dir, "tls.key") + "\n"
-	if err := os.WriteFile(path, []byte(config), 0o400); err != nil {
-		t.Fatal(err)
+	return map[string]string{
+		"tls.crt":        string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		"tls.key":        string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})),
+		"web-config.yml": "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n",
 	}
 }
 
@@ -96,25 +89,12 @@ func TestWebConfigServesTLS(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	dir := t.TempDir()
-	exporter := filepath.Join(dir, "exporter")
-	build := exec.Command("go", "build", "-o", exporter, ".")
-	build.Dir = filepath.Join("..", "..")
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	addr := freeAddr(t)
-	args := containerArgs(t, c, freeAddr(t), addr)
-	log := start(t, exporter, []string{"PATH=" + os.Getenv("PATH")}, args...)
+	// The probes' path never calls the API: no simulator behind --api.url.
+	secrets := secretData{"gse-key": {"api-key": chartTestKey}, "gse-web": webConfigSecret(t)}
+	addr, log := runPod(t, m, secrets, map[string]string{"--api.url": "http://" + freeAddr(t)})
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test's own certificate
 	path := c.ReadinessProbe.HTTPGet.Path
-	var resp *http.Response
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err = client.Get("https://" + addr + path); err == nil {
-			break
-		}
-	}
+	resp, err := client.Get("https://" + addr + path)
 	if err != nil {
 		t.Fatalf("https://%s%s: %v\n%s", addr, path, err, log)
 	}

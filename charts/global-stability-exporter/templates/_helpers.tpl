@@ -103,6 +103,18 @@ job="{{ include "gse.exporterJob" . }}", namespace="{{ .Release.Namespace }}"
 {{/* Where the exporter reads the targets' file, and each target's key. */}}
 {{- define "gse.targetsFile" -}}/etc/global-stability/config/targets.yml{{- end }}
 {{- define "gse.targetKeyDir" -}}/etc/global-stability/targets/{{ . }}{{- end }}
+{{/* A target's key file in its directory: its Secret's entry of that name. */}}
+{{- define "gse.targetKeyFile" -}}{{ default "api-key" .existingSecretKey }}{{- end }}
+
+{{/*
+The volume of a target's key: a DNS label whatever the target's name
+(which may hold '.', '_' and capitals), unique by its place in the list
+(prod.eu, prod_eu and Prod_EU make one readable part). Arguments: index,
+name.
+*/}}
+{{- define "gse.targetVolume" -}}
+{{- printf "key-%d-%s" (index . 0) (index . 1 | lower | replace "_" "-" | replace "." "-" | trunc 50 | trimAll "-") }}
+{{- end }}
 
 {{/*
 gse.fromMixin renders a file of the mixin (JSON from `make mixin`, in
@@ -279,7 +291,7 @@ Arguments: root context, the probe.
 {{- define "gse.targetsYAML" -}}
 {{- $targets := list }}
 {{- range .Values.targets }}
-{{- $t := dict "name" .name "api_url" .apiUrl "api_key_file" (printf "%s/%s" (include "gse.targetKeyDir" .name) (default "api-key" .existingSecretKey)) }}
+{{- $t := dict "name" .name "api_url" .apiUrl "api_key_file" (printf "%s/%s" (include "gse.targetKeyDir" .name) (include "gse.targetKeyFile" .)) }}
 {{- $targets = append $targets (merge $t (default dict .settings)) }}
 {{- end }}
 {{- toYaml (dict "targets" $targets) }}
