@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/dashboards"
 	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/mixin"
+	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
 // The mixin's default selectors (mixin/config.libsonnet): the accounts'
@@ -263,4 +266,91 @@ func checkPanel(t *testing.T, base, file string, p dashboards.Panel, pillar stri
 		}
 	}
 	return len(p.Targets)
+}
+
+// TestDashboardsAcrossClusters: two clusters, each a Prometheus scraping
+// its own exporter of two targets (the same names in both) as
+// examples/prometheus-targets.yml says, remote-write to a third holding
+// both, which evaluates the mixin rendered with showMultiCluster. Every
+// panel query answers for each target of each cluster, and names the
+// series of what it shows without a name twice: a query that lost the
+// cluster would show prod twice.
+func TestDashboardsAcrossClusters(t *testing.T) {
+	prometheus := need(t, "prometheus")
+	dir := t.TempDir()
+	files, err := mixin.Render(`{showMultiCluster: true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(rules, []byte(files["alerts/global_stability.rules.yml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	central := freeAddr(t)
+	writeYAML(t, filepath.Join(dir, "central.yml"), map[string]any{
+		"global": map[string]any{"evaluation_interval": "1s"}, "rule_files": []string{rules}, "scrape_configs": []any{},
+	})
+	start(t, prometheus, "--config.file="+filepath.Join(dir, "central.yml"), "--storage.tsdb.path="+filepath.Join(dir, "central"),
+		"--web.listen-address="+central, "--web.enable-remote-write-receiver", "--log.level=warn")
+	base := "http://" + central
+
+	// Four accounts of one API, as the demo runs them.
+	clusters, targets := []string{"east", "west"}, []string{"prod", "staging"}
+	var sims []*simulator.Simulator
+	keys := map[string]string{}
+	for i, cluster := range clusters {
+		for j, target := range targets {
+			key := fmt.Sprintf("gsk_%s_%s_0123456789", cluster, target)
+			keys[cluster+"/"+target] = key
+			sims = append(sims, simulator.New(simulator.Config{Key: key, Seed: uint64(2*i + j + 1),
+				Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
+		}
+	}
+	api := httptest.NewServer(simulator.Accounts(sims...))
+	t.Cleanup(api.Close)
+	exporter := buildExporter(t, dir)
+	noRules := filepath.Join(dir, "none.yml")
+	writeYAML(t, noRules, map[string]any{"groups": []any{}})
+	for _, cluster := range clusters {
+		var file strings.Builder
+		file.WriteString("targets:\n")
+		for _, target := range targets {
+			keyFile := filepath.Join(dir, cluster+"-"+target+".key")
+			if err := os.WriteFile(keyFile, []byte(keys[cluster+"/"+target]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&file, "  - name: %s\n    api_url: %s\n    api_key_file: %s\n", target, api.URL, keyFile)
+		}
+		targetsFile := filepath.Join(dir, cluster+"-targets.yml")
+		if err := os.WriteFile(targetsFile, []byte(file.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		addr := freeAddr(t)
+		start(t, exporter, "--config.file="+targetsFile, "--web.listen-address="+addr)
+		config := filepath.Join(dir, cluster+".yml")
+		if err := os.WriteFile(config, prometheusTargetsConfig(t, addr, noRules, map[string]any{
+			"global": map[string]any{"external_labels": map[string]string{"cluster": cluster}},
+			"remote_write": []any{map[string]any{
+				"url":          base + "/api/v1/write",
+				"queue_config": map[string]any{"batch_send_deadline": "500ms", "min_backoff": "100ms", "max_backoff": "1s"},
+			}},
+		}, targets...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start(t, prometheus, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, cluster),
+			"--web.listen-address="+freeAddr(t), "--log.level=warn")
+	}
+
+	// Every target of each cluster, with samples enough for rate(), and
+	// the recording rules run over them.
+	eventually(t, base, `count_over_time(global_stability_up{job="global_stability"}[1m]) >= 5`, 4)
+	eventually(t, base, `count by (cluster, target) (global_stability:api_requests:rate5m)`, 4)
+	eventually(t, base, `count by (cluster, instance) (global_stability:data_age_seconds)`, 4)
+	ds := dashboardsIn(t, files)
+	for _, cluster := range clusters {
+		n := checkPanels(t, base, ds, panelCheck{instances: targets, vars: map[string]string{"cluster": cluster}, selectors: []string{
+			defaultSelector + `, cluster="$cluster"`, exporterSelector + `, cluster="$cluster"`,
+		}})
+		t.Logf("cluster %s: evaluated %d panel queries", cluster, n)
+	}
 }

@@ -181,3 +181,15 @@ func TestEverySeriesTheMixinReadsExists(t *testing.T) {
 		}
 	}
 }
+
+// TestASelectorAloneIsRefused: a selector of one's own with the default
+// exporterSelector would leave the quota, demo and reload alerts and the
+// API panels on the default jobs, silently empty; rendering says so.
+func TestASelectorAloneIsRefused(t *testing.T) {
+	if _, err := mixin.Render(`{selector: 'job="gsx"'}`); err == nil || !strings.Contains(err.Error(), "set exporterSelector as well") {
+		t.Errorf("a selector alone renders (error %v), want it refused naming exporterSelector", err)
+	}
+	if _, err := mixin.Render(`{selector: 'job="gsx"', exporterSelector: 'job="gsx"'}`); err != nil {
+		t.Errorf("a selector with its exporterSelector: %v", err)
+	}
+}
