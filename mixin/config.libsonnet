@@ -60,7 +60,7 @@
     pillarSurge: 15,
     pillarSurgeFor: '15m',
     // Age of as_of beyond which the data counts as stale.
-    dataStaleSeconds: 3600,  // overview and drilldowns
+    dataStaleSeconds: 3600,  // every as_of but the summary's
     summaryStaleSeconds: 1800,  // the summary refreshes every 15 minutes: two missed
     staleFor: '5m',
     // The exporter and the API.

@@ -23,7 +23,7 @@ assert std.length(others) <= std.length(otherPalette) : 'panels.libsonnet: a col
   pillarColors: { [endpoints.pillars[i]]: pillarPalette[i] for i in std.range(0, std.length(endpoints.pillars) - 1) },
 
   // One fixed colour per endpoint, in every panel with a series per
-  // endpoint: eight series are more than a palette keeps apart. The
+  // endpoint: a series per endpoint is more than a palette keeps apart. The
   // overview's is the text colour, a drilldown's its pillar's.
   endpointColors:: {
     [e.label]: if e.label == endpoints.overview then 'text'
