@@ -7,13 +7,14 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
 // ../endpoints.json).
 local endpoints = import '../endpoints.json';
 
-// Colours told apart on Grafana's dark and light themes: the pillars', in
-// the pillars' order, then the other endpoints', in theirs.
+// Colours of distinct hues: the pillars', in the pillars' order, then the
+// other endpoints', in theirs (macro's blue and the summary's light blue
+// were hard to tell apart).
 local pillarPalette = ['red', 'purple', 'orange', 'blue'];
 local otherPalette = ['yellow', 'green', '#ff9da7', '#9c755f', '#19b3b3'];
 local others = [e.label for e in endpoints.endpoints if e.label != endpoints.overview && !std.objectHas(e, 'pillar')];
-assert std.length(endpoints.pillars) <= std.length(pillarPalette) : 'panels.libsonnet: a colour for each pillar, please';
-assert std.length(others) <= std.length(otherPalette) : 'panels.libsonnet: a colour for each endpoint, please';
+assert std.length(endpoints.pillars) <= std.length(pillarPalette) : 'panels.libsonnet: more pillars than pillarPalette has colours: add one';
+assert std.length(others) <= std.length(otherPalette) : 'panels.libsonnet: more endpoints than otherPalette has colours: add one';
 
 {
   datasource: datasource,
@@ -23,8 +24,8 @@ assert std.length(others) <= std.length(otherPalette) : 'panels.libsonnet: a col
   pillarColors: { [endpoints.pillars[i]]: pillarPalette[i] for i in std.range(0, std.length(endpoints.pillars) - 1) },
 
   // One fixed colour per endpoint, in every panel with a series per
-  // endpoint: a series per endpoint is more than a palette keeps apart. The
-  // overview's is the text colour, a drilldown's its pillar's.
+  // endpoint: Grafana's classic palette repeated colours among that many.
+  // The overview's is the text colour, a drilldown's its pillar's.
   endpointColors:: {
     [e.label]: if e.label == endpoints.overview then 'text'
     else if std.objectHas(e, 'pillar') then $.pillarColors[e.pillar]
