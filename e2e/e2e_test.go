@@ -303,7 +303,7 @@ func buildExporter(t *testing.T, dir string) string {
 }
 
 // TestUnavailableAlertsOnTheRealExporter: values the alerts read, left out
-// of the API's answers the ways issue 17 saw (a null score, a pillar
+// of the API's answers the ways real APIs leave them out (a null score, a pillar
 // missing, an as_of null or missing), put exactly the alert for each in
 // pending state, on the real exporter's output and a real Prometheus with
 // the committed rules. The promtool tests use series written by hand: this
