@@ -75,7 +75,8 @@ mutation: $(GREMLINS)
 
 # The Helm chart and the kustomize example are proven by charts/test, a Go
 # module of its own (the Kubernetes API types stay out of the exporter's
-# go.mod), with helm and kustomize installed at pinned versions. (kustomize
+# go.mod), with helm and kustomize installed at pinned versions (and jsonnet:
+# the chart's NOTES print a jsonnet command, which the tests run). (kustomize
 # v5.8.1: later ones need a newer Go than this project's.)
 HELM_VERSION := v3.22.0
 KUSTOMIZE_VERSION := v5.8.1
@@ -88,7 +89,7 @@ $(HELM):
 $(KUSTOMIZE):
 	GOFLAGS= go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
-chart-tools: $(HELM) $(KUSTOMIZE)
+chart-tools: $(HELM) $(KUSTOMIZE) $(JSONNET)
 
 chart-test: chart-tools
 	cd charts/test && go vet ./... && PATH="$(dir $(HELM)):$$PATH" go test -race -count=1 ./...

@@ -1,101 +1,27 @@
-// Package dashboards embeds the bundled Grafana dashboards and reads the
-// parts of their JSON that the tests check: conventions, and the PromQL of
-// every panel, which the end-to-end test evaluates on a real Prometheus.
+// Package dashboards holds the bundled Grafana dashboards, rendered from
+// mixin/. Its Go reads a dashboard's panels and queries, for the tests of
+// several packages that evaluate them on a real Prometheus.
 package dashboards
 
 import (
-	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"strings"
 )
 
-//go:embed *.json
-var files embed.FS
-
-// Dashboard is the subset of Grafana's dashboard JSON model we check.
+// Dashboard is the part of Grafana's dashboard JSON model the tests read.
 type Dashboard struct {
-	File          string `json:"-"`
-	UID           string
-	Title         string
-	Tags          []string
-	SchemaVersion int
-	Panels        []Panel
-	Links         []struct {
-		Type, Title, URL string
-		Tags             []string
-	}
-	Templating struct{ List []Variable }
+	File   string `json:"-"`
+	Title  string
+	Panels []Panel
 }
 
-// Variable is a template variable.
-type Variable struct {
-	Name, Type string
-	Query      json.RawMessage
-	Datasource *Datasource
-}
-
-// Datasource is a reference to a data source.
-type Datasource struct{ Type, UID string }
-
-// Panel is one panel; rows carry nested panels.
+// Panel is one panel; a collapsed row carries its panels.
 type Panel struct {
-	ID          int
-	Type        string
-	Title       string
-	Description string
-	Datasource  *Datasource
+	Type, Title string
+	Repeat      string // the variable it, or a row and the panels after it, repeat over
 	Targets     []Target
 	Panels      []Panel
-	Repeat      string
-	// Transformations Grafana applies to the queries' frames, in order.
-	Transformations []struct {
-		ID      string
-		Options json.RawMessage
-	}
-	GridPos     struct{ X, Y, W, H int }
-	Options     json.RawMessage
-	FieldConfig struct {
-		Defaults struct {
-			Unit   string
-			Min    *float64
-			Custom struct {
-				AxisLabel, AxisPlacement string
-				ScaleDistribution        *struct{ Type string }
-			}
-			Color      struct{ Mode string }
-			Thresholds *struct {
-				Steps []struct {
-					Color string
-					Value *float64
-				}
-			}
-		}
-		Overrides []Override
-	}
-}
-
-// Override changes some properties of the series its matcher selects.
-type Override struct {
-	Matcher struct {
-		ID      string
-		Options json.RawMessage
-	}
-	Properties []struct {
-		ID    string
-		Value json.RawMessage
-	}
-}
-
-// Property returns the value the override gives the property id, if any.
-func (o Override) Property(id string) (json.RawMessage, bool) {
-	for _, p := range o.Properties {
-		if p.ID == id {
-			return p.Value, true
-		}
-	}
-	return nil, false
 }
 
 // Target is one query of a panel.
@@ -103,29 +29,7 @@ type Target struct {
 	RefID        string `json:"refId"`
 	Expr         string
 	LegendFormat string
-	Instant      bool
-	Datasource   *Datasource
-}
-
-// Load reads every bundled dashboard.
-func Load() ([]Dashboard, error) {
-	names, err := fs.Glob(files, "*.json")
-	if err != nil {
-		return nil, err
-	}
-	var out []Dashboard
-	for _, name := range names {
-		b, err := files.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		d, err := Parse(name, b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	Format       string // "table" for a table of labels
 }
 
 // Parse reads one dashboard's JSON, named name.
@@ -137,9 +41,6 @@ func Parse(name string, b []byte) (Dashboard, error) {
 	d.File = name
 	return d, nil
 }
-
-// Raw returns a dashboard file's bytes.
-func Raw(name string) ([]byte, error) { return files.ReadFile(name) }
 
 // AllPanels returns every panel, rows' nested panels included.
 func (d Dashboard) AllPanels() []Panel {

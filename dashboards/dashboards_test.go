@@ -2,10 +2,15 @@ package dashboards
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v2"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
 )
@@ -14,15 +19,137 @@ import (
 // deprecated graph panel is not among them.
 var currentPanelTypes = []string{"timeseries", "stat", "gauge", "bargauge", "table", "geomap", "state-timeline", "row"}
 
-// defaultSelector is mixin/config.libsonnet's selector, which the committed
-// dashboards are rendered with.
-const defaultSelector = `job="global_stability"`
+// The mixin's selectors (mixin/config.libsonnet), which the committed
+// dashboards are rendered with: of the accounts' series, and of the
+// exporter's own.
+const (
+	defaultSelector  = `job="global_stability"`
+	exporterSelector = `job=~"global_stability|global_stability_exporter"`
+)
 
-func load(t *testing.T) []Dashboard {
+// dashboard is the part of Grafana's dashboard JSON model these tests check.
+type dashboard struct {
+	File          string `json:"-"`
+	UID           string
+	Title         string
+	Tags          []string
+	SchemaVersion int
+	Panels        []panel
+	Links         []struct {
+		Type, Title, URL string
+		Tags             []string
+	}
+	Templating struct{ List []variable }
+}
+
+// variable is a template variable.
+type variable struct {
+	Name, Type string
+	Query      json.RawMessage
+}
+
+// panel is a Panel with what Grafana draws it with.
+type panel struct {
+	Panel
+	ID          int
+	Description string
+	Panels      []panel
+	// Transformations Grafana applies to the queries' frames, in order.
+	Transformations []struct {
+		ID      string
+		Options json.RawMessage
+	}
+	Options     json.RawMessage
+	FieldConfig struct {
+		Defaults struct {
+			Unit   string
+			Min    *float64
+			Custom struct {
+				AxisLabel, AxisPlacement string
+				ScaleDistribution        *struct{ Type string }
+			}
+			Color      struct{ Mode string }
+			Thresholds *struct {
+				Steps []struct {
+					Color string
+					Value *float64
+				}
+			}
+		}
+		Overrides []override
+	}
+}
+
+// override changes some properties of the series its matcher selects.
+type override struct {
+	Matcher struct {
+		ID      string
+		Options json.RawMessage
+	}
+	Properties []struct {
+		ID    string
+		Value json.RawMessage
+	}
+}
+
+// property returns the value the override gives the property id, if any.
+func (o override) property(id string) (json.RawMessage, bool) {
+	for _, p := range o.Properties {
+		if p.ID == id {
+			return p.Value, true
+		}
+	}
+	return nil, false
+}
+
+// allPanels returns every panel, rows' nested panels included.
+func (d dashboard) allPanels() []panel {
+	var out []panel
+	var walk func([]panel)
+	walk = func(ps []panel) {
+		for _, p := range ps {
+			out = append(out, p)
+			walk(p.Panels)
+		}
+	}
+	walk(d.Panels)
+	return out
+}
+
+// perInstanceRow returns the panels of d inside a row repeated for each
+// instance: they show one instance each, which the row's title names.
+func (d dashboard) perInstanceRow() map[int]bool {
+	in := map[int]bool{}
+	repeated := false
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			repeated = p.Repeat == "instance"
+			continue
+		}
+		in[p.ID] = repeated
+	}
+	return in
+}
+
+// load reads every bundled dashboard.
+func load(t *testing.T) []dashboard {
 	t.Helper()
-	ds, err := Load()
+	names, err := filepath.Glob("*.json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	var ds []dashboard
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d dashboard
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		d.File = name
+		ds = append(ds, d)
 	}
 	if len(ds) < 2 {
 		t.Fatalf("found %d dashboards, want at least 2", len(ds))
@@ -51,7 +178,7 @@ func TestConventions(t *testing.T) {
 			if !linked {
 				t.Error("no link to the other global-stability dashboards")
 			}
-			vars := map[string]Variable{}
+			vars := map[string]variable{}
 			for _, v := range d.Templating.List {
 				vars[v.Name] = v
 			}
@@ -62,7 +189,7 @@ func TestConventions(t *testing.T) {
 				t.Errorf("want an instance variable from label_values(global_stability_up{<selector>}, instance), got %+v", v)
 			}
 			ids := map[int]bool{}
-			for _, p := range d.AllPanels() {
+			for _, p := range d.allPanels() {
 				if ids[p.ID] || p.ID == 0 {
 					t.Errorf("panel %q: id %d is zero or repeated", p.Title, p.ID)
 				}
@@ -83,8 +210,13 @@ func TestConventions(t *testing.T) {
 					if tg.Expr == "" || tg.RefID == "" {
 						t.Errorf("panel %q: target without expr or refId", p.Title)
 					}
-					if !strings.Contains(tg.Expr, defaultSelector+`, instance=~"$instance"`) {
-						t.Errorf("panel %q: %q does not use the mixin's selector and the instance variable", p.Title, tg.Expr)
+					// Every selection holds one of the mixin's selectors and
+					// picks the instances shown.
+					for _, sel := range selections.FindAllStringSubmatch(tg.Expr, -1) {
+						if !strings.Contains(sel[1], defaultSelector+`, instance=~"$instance"`) &&
+							!strings.Contains(sel[1], exporterSelector) {
+							t.Errorf("panel %q: {%s} in %q uses neither of the mixin's selectors with the instance variable", p.Title, sel[1], tg.Expr)
+						}
 					}
 				}
 			}
@@ -92,12 +224,15 @@ func TestConventions(t *testing.T) {
 	}
 }
 
+// selections are the label matchers of each series a query selects.
+var selections = regexp.MustCompile(`[a-z_:]\{([^{}]*)\}`)
+
 // TestReadable holds what a person saw go wrong in a real Grafana: series
 // coloured by thresholds (every line the same green), bar gauges whose
 // automatic minimum draws equal values as empty bars.
 func TestReadable(t *testing.T) {
 	for _, d := range load(t) {
-		for _, p := range d.AllPanels() {
+		for _, p := range d.allPanels() {
 			switch p.Type {
 			case "timeseries":
 				if p.FieldConfig.Defaults.Color.Mode == "thresholds" {
@@ -117,7 +252,7 @@ func TestReadable(t *testing.T) {
 // annotation source).
 func TestNoHardCodedDatasource(t *testing.T) {
 	for _, d := range load(t) {
-		raw, err := Raw(d.File)
+		raw, err := os.ReadFile(d.File)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +297,7 @@ func TestPanelsNameTheRecordingRulesTheyNeed(t *testing.T) {
 	ds := load(t)
 	rule := regexp.MustCompile(`global_stability:[a-z0-9_:]+`)
 	for _, d := range ds {
-		for _, p := range d.AllPanels() {
+		for _, p := range d.allPanels() {
 			for _, tg := range p.Targets {
 				for _, r := range rule.FindAllString(tg.Expr, -1) {
 					if !strings.Contains(p.Description, r) {
@@ -187,7 +322,7 @@ var aggregation = regexp.MustCompile(`^\s*(?:sum|max|min|avg|count|group)\s+by\s
 func TestMergesHaveAJoinField(t *testing.T) {
 	merges := 0
 	for _, d := range load(t) {
-		for _, p := range d.AllPanels() {
+		for _, p := range d.allPanels() {
 			merged := false
 			for _, tr := range p.Transformations {
 				merged = merged || tr.ID == "merge"
@@ -217,31 +352,75 @@ func TestMergesHaveAJoinField(t *testing.T) {
 	}
 }
 
-// rateUnit: a unit that says "per" something: Grafana's throughput units
-// (reqps, Bps, ops, ...), or a custom suffix with a slash.
-var rateUnit = regexp.MustCompile(`(ps|pm)$|^suffix:.*/`)
-
-// TestRatePanelsSayPerWhat: a time series of a rate (rate(), a :rate
-// recording rule) has an axis that says per what: a throughput unit, or an
-// axis label. "150" beside "16 KiB" says neither.
-func TestRatePanelsSayPerWhat(t *testing.T) {
+// ratePanels are the time series of a rate (rate(), a :rate recording
+// rule).
+func ratePanels(t *testing.T) map[string][]panel {
+	out := map[string][]panel{}
 	for _, d := range load(t) {
-		for _, p := range d.AllPanels() {
-			if p.Type != "timeseries" {
-				continue
-			}
-			isRate := false
-			for _, tg := range p.Targets {
-				isRate = isRate || strings.Contains(tg.Expr, "rate(") || strings.Contains(tg.Expr, ":rate")
-			}
-			if !isRate {
-				continue
-			}
-			unit, label := p.FieldConfig.Defaults.Unit, p.FieldConfig.Defaults.Custom.AxisLabel
-			if !rateUnit.MatchString(unit) && !strings.Contains(label, "per ") {
-				t.Errorf("%s / %q plots a rate with unit %q and axis label %q: neither says per what", d.File, p.Title, unit, label)
+		for _, p := range d.allPanels() {
+			if p.Type == "timeseries" && slices.ContainsFunc(p.Targets, func(tg Target) bool {
+				return strings.Contains(tg.Expr, "rate(") || strings.Contains(tg.Expr, ":rate")
+			}) {
+				out[d.File] = append(out[d.File], p)
 			}
 		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no panel plots a rate")
+	}
+	return out
+}
+
+// TestRatePanelsSayPerWhat: a rate is shown per hour, as its neighbours
+// are, on an axis that says so (the unit, or an axis label): "150" beside
+// "16 KiB" says per what neither, and "0.4 req/s" beside "1500 /h" read
+// as different things.
+func TestRatePanelsSayPerWhat(t *testing.T) {
+	for file, panels := range ratePanels(t) {
+		for _, p := range panels {
+			for _, tg := range p.Targets {
+				if !strings.HasSuffix(tg.Expr, "* 3600") {
+					t.Errorf("%s / %q: %s is not per hour", file, p.Title, tg.Expr)
+				}
+			}
+			unit, label := p.FieldConfig.Defaults.Unit, p.FieldConfig.Defaults.Custom.AxisLabel
+			if unit != "suffix: /h" && label != "per hour" {
+				t.Errorf("%s / %q plots a rate with unit %q and axis label %q: neither says per hour", file, p.Title, unit, label)
+			}
+		}
+	}
+}
+
+// TestRateAxesHoldZero: an axis zoomed into 0.014-0.017 req/s drew a
+// steady rate as a full-height saw.
+func TestRateAxesHoldZero(t *testing.T) {
+	for file, panels := range ratePanels(t) {
+		for _, p := range panels {
+			if m := p.FieldConfig.Defaults.Min; m == nil || *m != 0 {
+				t.Errorf("%s / %q: a rate's axis must hold zero (min 0)", file, p.Title)
+			}
+		}
+	}
+}
+
+// TestAgesReadAsMinutesAndSeconds: an age in seconds shown as a number
+// reads as minutes and seconds; Grafana's unit s wrote 68 s as "1.14 mins".
+func TestAgesReadAsMinutesAndSeconds(t *testing.T) {
+	ages := 0
+	for _, d := range load(t) {
+		for _, p := range d.allPanels() {
+			if p.Type == "timeseries" || len(p.Targets) == 0 || !strings.HasPrefix(p.Targets[0].Expr, "global_stability:data_age_seconds{") ||
+				!strings.HasSuffix(p.Targets[0].Expr, "}") {
+				continue
+			}
+			ages++
+			if u := p.FieldConfig.Defaults.Unit; u != "dtdurations" {
+				t.Errorf("%s / %q shows an age in seconds with unit %q, not dtdurations", d.File, p.Title, u)
+			}
+		}
+	}
+	if ages < 2 {
+		t.Errorf("%d panels show an age as a value, want both dashboards' data age", ages)
 	}
 }
 
@@ -251,12 +430,12 @@ func TestRatePanelsSayPerWhat(t *testing.T) {
 // they come in (minutes, hours), where Grafana's ticks read.
 func TestAgesTickAtReadableTimes(t *testing.T) {
 	for _, d := range load(t) {
-		for _, p := range d.AllPanels() {
+		for _, p := range d.allPanels() {
 			if sd := p.FieldConfig.Defaults.Custom.ScaleDistribution; sd != nil && sd.Type == "log" {
 				t.Errorf("%s / %q: a log axis of %q ticks at powers of ten", d.File, p.Title, p.FieldConfig.Defaults.Unit)
 			}
 			for _, o := range p.FieldConfig.Overrides {
-				if v, ok := o.Property("custom.scaleDistribution"); ok && strings.Contains(string(v), `"log"`) {
+				if v, ok := o.property("custom.scaleDistribution"); ok && strings.Contains(string(v), `"log"`) {
 					t.Errorf("%s / %q: an override draws %s on a log axis", d.File, p.Title, o.Matcher.Options)
 				}
 			}
@@ -271,7 +450,7 @@ func TestAgesTickAtReadableTimes(t *testing.T) {
 func TestUnitOverridesHaveTheirOwnAxis(t *testing.T) {
 	overridden := 0
 	for _, d := range load(t) {
-		for _, p := range d.AllPanels() {
+		for _, p := range d.allPanels() {
 			if p.Type != "timeseries" {
 				continue
 			}
@@ -280,13 +459,13 @@ func TestUnitOverridesHaveTheirOwnAxis(t *testing.T) {
 				panelSide = "auto"
 			}
 			for _, o := range p.FieldConfig.Overrides {
-				unit, ok := o.Property("unit")
+				unit, ok := o.property("unit")
 				if !ok {
 					continue
 				}
 				overridden++
 				var side string
-				if v, ok := o.Property("custom.axisPlacement"); ok {
+				if v, ok := o.property("custom.axisPlacement"); ok {
 					_ = json.Unmarshal(v, &side)
 				}
 				if side == "" || side == panelSide || side == "hidden" || side == "auto" && panelSide == "left" || side == "left" && panelSide == "auto" {
@@ -306,14 +485,14 @@ func TestUnitOverridesHaveTheirOwnAxis(t *testing.T) {
 func TestSeriesKeepTheirColours(t *testing.T) {
 	perEndpoint := 0
 	for _, d := range load(t) {
-		for _, p := range d.AllPanels() {
+		for _, p := range d.allPanels() {
 			if p.Type != "timeseries" {
 				continue
 			}
 			given := map[string]string{} // colour → the matcher it was given to
 			named := map[string]bool{}
 			for _, o := range p.FieldConfig.Overrides {
-				v, ok := o.Property("color")
+				v, ok := o.property("color")
 				if !ok {
 					continue
 				}
@@ -348,16 +527,20 @@ func TestSeriesKeepTheirColours(t *testing.T) {
 }
 
 // TestRepeatedPanelsNameWhatTheyRepeat: a panel repeated over a variable
-// names that variable's value in its legend; the indicator panels named
-// the exporter's instance, so every panel's legend read the same.
+// names that variable's value in its legend, and a repeated row in its
+// title; the indicator panels named the exporter's instance, so every
+// panel's legend read the same.
 func TestRepeatedPanelsNameWhatTheyRepeat(t *testing.T) {
 	repeated := 0
 	for _, d := range load(t) {
-		for _, p := range d.AllPanels() {
+		for _, p := range d.allPanels() {
 			if p.Repeat == "" {
 				continue
 			}
 			repeated++
+			if p.Type == "row" && !strings.Contains(p.Title, "$"+p.Repeat) {
+				t.Errorf("%s: a row repeated over $%s is titled %q", d.File, p.Repeat, p.Title)
+			}
 			for _, tg := range p.Targets {
 				if !strings.Contains(tg.LegendFormat, "{{"+p.Repeat+"}}") && !strings.Contains(tg.LegendFormat, "$"+p.Repeat) {
 					t.Errorf("%s / %q: repeated over $%s, its legend %q does not name it", d.File, p.Title, p.Repeat, tg.LegendFormat)
@@ -365,7 +548,161 @@ func TestRepeatedPanelsNameWhatTheyRepeat(t *testing.T) {
 			}
 		}
 	}
-	if repeated == 0 {
-		t.Error("no repeated panel found: the pillar dashboard repeats one per indicator")
+	if repeated < 2 {
+		t.Error("want a repeated panel (one per indicator) and a repeated row (one per instance)")
+	}
+}
+
+// legendLabel is a label a legend names: {{label}}.
+var legendLabel = regexp.MustCompile(`\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+
+// legend renders a legend format for a series with labels, as Grafana does.
+func legend(format string, labels map[string]string) string {
+	return legendLabel.ReplaceAllStringFunc(format, func(m string) string {
+		return labels[legendLabel.FindStringSubmatch(m)[1]]
+	})
+}
+
+// TestEveryNameSaysItsInstance renders each panel's legends, bar names and
+// table rows for two instances (targets prod and staging of one cluster):
+// every name of a panel that shows several instances includes its
+// instance, so no panel reads "conflict, conflict"; a panel inside the row
+// repeated per instance shows one, and the row's title names it. (The
+// end-to-end test renders them from a real Prometheus's series.)
+func TestEveryNameSaysItsInstance(t *testing.T) {
+	shared := 0
+	for _, d := range load(t) {
+		inRow := d.perInstanceRow()
+		for _, p := range d.allPanels() {
+			if p.Type == "row" || inRow[p.ID] {
+				continue
+			}
+			shared++
+			for _, tg := range p.Targets {
+				keeps := aggregation.FindStringSubmatch(tg.Expr)
+				if tg.Format == "table" {
+					// A table's rows carry the labels the query keeps.
+					if keeps == nil || !slices.Contains(strings.Fields(strings.ReplaceAll(keeps[1], ",", " ")), "instance") {
+						t.Errorf("%s / %q: the table of %s has no instance column", d.File, p.Title, tg.Expr)
+					}
+					continue
+				}
+				names := map[string]bool{}
+				for _, instance := range []string{"prod", "staging"} {
+					labels := map[string]string{"instance": instance, "target": instance, "cluster": "east"}
+					for _, m := range legendLabel.FindAllStringSubmatch(tg.LegendFormat, -1) {
+						if _, ok := labels[m[1]]; !ok {
+							labels[m[1]] = m[1] + "-value"
+						}
+						if keeps != nil && !strings.Contains(keeps[1], m[1]) {
+							t.Errorf("%s / %q: the legend names %s, which %s aggregates away", d.File, p.Title, m[1], tg.Expr)
+						}
+					}
+					name := legend(tg.LegendFormat, labels)
+					if !strings.Contains(name, instance) {
+						t.Errorf("%s / %q: the series of %s is named %q, without its instance", d.File, p.Title, instance, name)
+					}
+					names[name] = true
+				}
+				if len(names) != 2 {
+					t.Errorf("%s / %q: two instances' series are both named %v", d.File, p.Title, names)
+				}
+			}
+		}
+	}
+	if shared == 0 {
+		t.Error("no panel shows every instance")
+	}
+}
+
+// alertThresholds reads the threshold each alert of the committed rules
+// compares its value with: "... > 60".
+func alertThresholds(t *testing.T) map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "alerts", "global_stability.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct{ Alert, Expr string }
+		}
+	}
+	if err := yaml.Unmarshal(b, &rules); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if m := regexp.MustCompile(`> ([0-9.]+)\s*$`).FindStringSubmatch(r.Expr); m != nil {
+				out[r.Alert], _ = strconv.ParseFloat(m[1], 64)
+			}
+		}
+	}
+	return out
+}
+
+// TestColoursAreTheAlerts: a panel coloured by thresholds turns red where
+// the alert on the same value fires, and not before: the score gauge
+// orange and red at the warning and critical, the pillar scores red at
+// PillarScoreHigh, a pillar's change over 24h red at PillarSurge (every
+// rise was red, 1.2 as red as 12.5, while the alert fires at 15).
+func TestColoursAreTheAlerts(t *testing.T) {
+	alerts := alertThresholds(t)
+	want := map[string][]float64{ // the metric a panel shows → its steps
+		"global_stability_score":            {alerts["GlobalStabilityScoreWarning"], alerts["GlobalStabilityScoreCritical"]},
+		"global_stability_pillar_score":     {alerts["GlobalStabilityPillarScoreHigh"] * 0.75, alerts["GlobalStabilityPillarScoreHigh"]},
+		"global_stability_pillar_delta_24h": {alerts["GlobalStabilityPillarSurge"] / 2, alerts["GlobalStabilityPillarSurge"]},
+	}
+	for metric, steps := range want {
+		if steps[1] == 0 {
+			t.Fatalf("no alert threshold for %s in the rules: %v", metric, alerts)
+		}
+	}
+	checked := map[string]int{}
+	for _, d := range load(t) {
+		for _, p := range d.allPanels() {
+			th := p.FieldConfig.Defaults.Thresholds
+			if th == nil || p.Type == "timeseries" || len(p.Targets) == 0 {
+				continue
+			}
+			metric := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*`).FindString(p.Targets[0].Expr)
+			steps, ok := want[metric]
+			if !ok {
+				continue
+			}
+			checked[metric]++
+			var got []float64
+			var colours []string
+			for _, s := range th.Steps {
+				if s.Value != nil {
+					got = append(got, *s.Value)
+					colours = append(colours, s.Color)
+				}
+			}
+			if !slices.Equal(got, steps) || !slices.Equal(colours, []string{"orange", "red"}) {
+				t.Errorf("%s / %q: steps %v %v, want orange at %v and red at %v", d.File, p.Title, got, colours, steps[0], steps[1])
+			}
+		}
+	}
+	for metric := range want {
+		if checked[metric] == 0 {
+			t.Errorf("no panel coloured by thresholds shows %s", metric)
+		}
+	}
+}
+
+// TestEmptyPanelsSayNoData: a stat that shows only its series' names shows
+// nothing when there is no series ("Trend" was an empty pale box), where
+// Grafana says "No data" in the value.
+func TestEmptyPanelsSayNoData(t *testing.T) {
+	for _, d := range load(t) {
+		for _, p := range d.allPanels() {
+			var o struct{ TextMode string }
+			_ = json.Unmarshal(p.Options, &o)
+			if p.Type == "stat" && (o.TextMode == "name" || o.TextMode == "none") {
+				t.Errorf("%s / %q: text mode %q hides \"No data\"", d.File, p.Title, o.TextMode)
+			}
+		}
 	}
 }

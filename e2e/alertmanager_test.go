@@ -28,10 +28,7 @@ import (
 // as in production.
 func scaledMixinConfig(t *testing.T, overrides string) string {
 	t.Helper()
-	defaults, err := mixin.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
+	defaults := mixinConfig(t)
 	var fields []string
 	for name, v := range defaults {
 		s, ok := v.(string)
@@ -419,8 +416,8 @@ func (c *causeRun) writeKey(key string) error {
 const hold = 40 * time.Second
 
 // TestOneNotificationPerCause: the exporter (a targets' file, one target
-// per cause, each its own API account) → a real Prometheus with the mixin
-// for several targets, durations scaled a minute to a second → a real
+// per cause, each its own API account) → a real Prometheus with the mixin,
+// durations scaled a minute to a second → a real
 // Alertmanager with examples/alertmanager/alertmanager.yml → a webhook per
 // receiver. For each cause: exactly one notification announces it, to the
 // receiver of its severity, with the labels the receiver and the runbook
@@ -577,7 +574,7 @@ func TestOneNotificationPerCause(t *testing.T) {
 	exporterAddr := freeAddr(t)
 	start(t, buildExporter(t, dir), "--config.file="+targetsFile, "--web.listen-address="+exporterAddr)
 
-	rules := renderRules(t, dir, scaledMixinConfig(t, "{multiTarget: true}"))
+	rules := renderRules(t, dir, scaledMixinConfig(t, "{}"))
 	config := prometheusTargetsConfig(t, exporterAddr, rules, map[string]any{
 		"alerting": map[string]any{"alertmanagers": []any{map[string]any{"static_configs": []any{map[string]any{"targets": []string{amAddr}}}}}},
 	}, names...)

@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,17 +18,17 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
-	"github.com/global-stability/global_stability_exporter/dashboards"
-	"github.com/global-stability/global_stability_exporter/mixin"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
 // TestSeveralTargetsThroughProbe: one exporter with a targets' file, a real
 // Prometheus scraping it with the scrape configuration of
 // examples/prometheus-targets.yml (the README's relabeling, unchanged but
-// for addresses and intervals): each target arrives as its own instance,
-// with its own data; a target added to the file and announced by SIGHUP is
-// scraped; a broken file keeps the running targets and says so.
+// for addresses and intervals) and the committed rules: each target
+// arrives as its own instance, with its own data, and every panel of the
+// committed dashboards shows it; a target added to the file and announced
+// by SIGHUP is scraped; a broken file keeps the running targets and says
+// so.
 func TestSeveralTargetsThroughProbe(t *testing.T) {
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
@@ -70,17 +73,8 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 		}
 	})
 
-	// The mixin for several targets: its rules loaded, its dashboards
-	// checked below.
-	rendered, err := mixin.Render(`{multiTarget: true}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := filepath.Join(dir, "rules.yml")
-	if err := os.WriteFile(rules, []byte(rendered["alerts/global_stability.rules.yml"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	config := prometheusTargetsConfig(t, exporterAddr, rules, nil, "prod", "staging", "added")
+	// The committed rules and dashboards, as for one account.
+	config := prometheusTargetsConfig(t, exporterAddr, repoPath(t, "alerts/global_stability.rules.yml"), nil, "prod", "staging", "added")
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, config, 0o644); err != nil {
 		t.Fatal(err)
@@ -100,23 +94,12 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 	eventually(t, base, `sum by (target) (global_stability_api_requests_total{job="global_stability_exporter"}) > 0`, 2)
 	eventually(t, base, `global_stability_exporter_config_last_reload_successful{job="global_stability_exporter"} == 1`, 1)
 
-	// Every panel of the dashboards rendered for several targets returns
-	// data for one target, and holds one of the mixin's two selectors.
-	eventually(t, base, `count(count_over_time(global_stability_up{instance="prod"}[1m]) >= 5) + count(global_stability:api_requests:rate5m{target="prod"} > 0 or global_stability:api_requests:rate5m{target="prod"} == 0) > 0`, 1)
-	var ds []dashboards.Dashboard
-	for path, content := range rendered {
-		if strings.HasPrefix(path, "dashboards/") {
-			d, err := dashboards.Parse(path, []byte(content))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds = append(ds, d)
-		}
-	}
-	n := checkPanels(t, base, ds, "prod", func(expr string) bool {
-		return holdsSelector(expr, `job="global_stability"`) || holdsSelector(expr, `job="global_stability_exporter"`)
-	})
-	t.Logf("evaluated %d panel queries for target prod", n)
+	// Every panel of the committed dashboards returns data for each target,
+	// and names each series with its target where it shows both.
+	eventually(t, base, `count(count_over_time(global_stability_up[1m]) >= 5) + count(global_stability:api_requests:rate5m > 0 or global_stability:api_requests:rate5m == 0) > 0`, 1)
+	eventually(t, base, `count by (target) (global_stability:api_requests:rate5m{job="global_stability_exporter"})`, 2)
+	n := checkPanels(t, base, committedDashboards(t), panelCheck{instances: []string{"prod", "staging"}, selectors: []string{defaultSelector, exporterSelector}})
+	t.Logf("evaluated %d panel queries for targets prod and staging", n)
 
 	// A third target, announced by SIGHUP.
 	writeTargets("prod", "staging", "added")
@@ -137,6 +120,98 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 	if !strings.Contains(exporterLog.String(), "reloading the targets' file failed") {
 		t.Errorf("the failed reload is not in the log")
 	}
+}
+
+// TestSeveralAccountsAlertsFire: the committed rules (their "for"s a
+// minute to a second, their expressions as they are) on a real Prometheus
+// scraping one exporter with a targets' file as examples/prometheus-targets.yml
+// says: the quota alert fires for the account whose quota runs low and no
+// other, the reload alert once for a file that does not reload, and the
+// exporter itself gone pages once, as the exporter, not once per target.
+func TestSeveralAccountsAlertsFire(t *testing.T) {
+	prometheus := need(t, "prometheus")
+	dir := t.TempDir()
+	targetsFile := filepath.Join(dir, "targets.yml")
+	var file strings.Builder
+	file.WriteString("targets:\n")
+	for name, quota := range map[string]int{"prod": 50, "staging": 900} { // of 1000
+		key := "gsk_" + name + "_0123456789"
+		api := newFakeAPI(t, key)
+		api.setQuota(quota)
+		if err := os.WriteFile(filepath.Join(dir, name+".key"), []byte(key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&file, "  - name: %s\n    api_url: %s\n    api_key_file: %s.key\n", name, api.URL(), name)
+	}
+	if err := os.WriteFile(targetsFile, []byte(file.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exporterAddr := freeAddr(t)
+	exporter := exec.Command(buildExporter(t, dir), "--config.file="+targetsFile, "--web.listen-address="+exporterAddr)
+	if err := exporter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exporter.Process.Kill(); _ = exporter.Wait() })
+
+	committed, err := os.ReadFile(repoPath(t, "alerts/global_stability.rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled := regexp.MustCompile(`(?m)^(\s+for: "?)(\d+)m("?)$`).ReplaceAll(committed, []byte("${1}${2}s${3}"))
+	if bytes.Equal(scaled, committed) {
+		t.Fatal("no for: in the committed rules to scale")
+	}
+	rules := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(rules, scaled, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, prometheusTargetsConfig(t, exporterAddr, rules, nil, "prod", "staging"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	start(t, prometheus, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	base := "http://" + promAddr
+
+	// firing waits until the firing alerts of name are want (each by its
+	// job/instance/target), for up to a minute.
+	firing := func(name string, want ...string) {
+		t.Helper()
+		var got []string
+		if err := poll(func() bool {
+			r, err := promGet(base, "/api/v1/alerts", nil)
+			if err != nil {
+				return false
+			}
+			got = nil
+			for _, a := range r.Data.Alerts {
+				if l := a.Labels; l["alertname"] == name && a.State == "firing" {
+					got = append(got, l["job"]+"/"+l["instance"]+"/"+l["target"])
+				}
+			}
+			sort.Strings(got)
+			return slices.Equal(got, want)
+		}); err != nil {
+			t.Fatalf("%s firing for %q after a minute, want %q", name, got, want)
+		}
+	}
+	firing("GlobalStabilityAPIQuotaLow", "global_stability_exporter/"+exporterAddr+"/prod")
+
+	if err := os.WriteFile(targetsFile, []byte("targets:\n  - name: prod\n    api_urll: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := exporter.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	firing("GlobalStabilityConfigReloadFailed", "global_stability_exporter/"+exporterAddr+"/")
+
+	// The exporter gone: every probe fails with it. One page, held: no
+	// target's page follows it.
+	_ = exporter.Process.Kill()
+	firing("GlobalStabilityExporterDown", "global_stability_exporter/"+exporterAddr+"/")
+	time.Sleep(10 * time.Second) // twice the scaled "for": a target's page would be firing by now
+	firing("GlobalStabilityExporterDown", "global_stability_exporter/"+exporterAddr+"/")
 }
 
 // prometheusTargetsConfig is examples/prometheus-targets.yml with the

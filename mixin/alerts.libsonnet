@@ -23,18 +23,23 @@ local alert(c, name, severity, expr, for_, summary, description) = {
 // 3600 -> 1h, 1800 -> 30m: how a threshold in seconds reads in a sentence.
 local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 then '%dm' % (s / 60) else '%ds' % s;
 
+// The endpoints, from their descriptions (endpoint/api.go, see endpoints.json).
+local endpoints = import 'endpoints.json';
+local asOf = 'global_stability_as_of_timestamp_seconds';
+
 {
   prometheusAlerts+:: {
     local c = $._config,
     local sel = c.selector,
-    local overview = 'global_stability_scrape_success{%s, endpoint="global-stability"}' % sel,
+    local overview = 'global_stability_scrape_success{%s, endpoint="%s"}' % [sel, endpoints.overview],
     local score = 'global_stability_score{%s}' % sel,
     local lowest = $._expr.lowest,
     // The labels a match across series keeps: none with one Prometheus,
     // the cluster's with several in one store.
     local clusterOn = if c.showMultiCluster then c.clusterLabel else '',
     // Endpoints whose as_of a staleness alert reads, other than the overview.
-    local asOfEndpoints = 'global-stability/pillar/(%s)|summaries' % std.join('|', c.pillars),
+    local asOfEndpoints = std.join('|', [e.label for e in endpoints.endpoints if std.member(e.metrics, asOf) && e.label != endpoints.overview]),
+    local summary = 'endpoint="%s"' % endpoints.summary,
     // Fields of global_stability_invalid_values whose absence has its own
     // alert: InvalidData leaves them out, so one bad value pages once.
     local ownAlertFields = 'score|pillars|as_of',
@@ -63,11 +68,11 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 'Pillar {{ $labels.pillar }} rose {{ $value | printf "%%.1f" }} in 24 hours' % c,
                 "The API reports a 24-hour change of the {{ $labels.pillar }} pillar above %(pillarSurge)s (in the API's units) for %(pillarSurgeFor)s." % c),
           alert(c, 'GlobalStabilityDataStale', 'warning',
-                '%s > %s' % [$._expr.dataAge('endpoint!="summaries"'), c.dataStaleSeconds], c.staleFor,
+                '%s > %s' % [$._expr.dataAge('endpoint!="%s"' % endpoints.summary), c.dataStaleSeconds], c.staleFor,
                 'Data of {{ $labels.endpoint }} is {{ $value | humanizeDuration }} old',
                 'The as_of time of {{ $labels.endpoint }} is more than %s old: the API is answering but not refreshing.' % human(c.dataStaleSeconds)),
           alert(c, 'GlobalStabilitySummaryStale', 'warning',
-                '%s > %s' % [$._expr.dataAge('endpoint="summaries"'), c.summaryStaleSeconds], c.staleFor,
+                '%s > %s' % [$._expr.dataAge(summary), c.summaryStaleSeconds], c.staleFor,
                 'Rolling summary is {{ $value | humanizeDuration }} old',
                 'The summary is refreshed every 15 minutes; its as_of is more than %s old.' % human(c.summaryStaleSeconds)),
           // The composite absent while the exporter answers: the overview
@@ -95,7 +100,7 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 ||| % [
                   std.join('\n  or\n  ', [
                     'label_replace(%s == 1, "pillar", "%s", "", "")' % [overview, p]
-                    for p in c.pillars
+                    for p in endpoints.pillars
                   ]),
                   sel,
                   score,
@@ -117,13 +122,13 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                   global_stability_as_of_timestamp_seconds{%s}
                 ||| % [sel, asOfEndpoints, overview, score, sel], c.asOfUnavailableFor,
                 'The as_of of {{ $labels.endpoint }} is unavailable from {{ $labels.instance }}',
-                '/v1/{{ $labels.endpoint }} has answered for %(asOfUnavailableFor)s without a valid as_of (null, missing, unparsable or more than an hour ahead): the age of its data is unknown, so {{ if eq $labels.endpoint "summaries" }}GlobalStabilitySummaryStale{{ else }}GlobalStabilityDataStale{{ end }} cannot fire for it.' % c),
+                '/v1/{{ $labels.endpoint }} has answered for %(asOfUnavailableFor)s without a valid as_of (null, missing, unparsable or more than an hour ahead): the age of its data is unknown, so {{ if eq $labels.endpoint "%(summary)s" }}GlobalStabilitySummaryStale{{ else }}GlobalStabilityDataStale{{ end }} cannot fire for it.' % (c { summary: endpoints.summary })),
           alert(c, 'GlobalStabilityEndpointFailing', 'warning',
                 |||
-                  global_stability_scrape_success{%s, endpoint!="global-stability"} == 0
+                  global_stability_scrape_success{%s, endpoint!="%s"} == 0
                   unless ignoring (endpoint)
                   %s == 0
-                ||| % [sel, overview], c.endpointFailingFor,
+                ||| % [sel, endpoints.overview, overview], c.endpointFailingFor,
                 'Endpoint {{ $labels.endpoint }} is failing on {{ $labels.instance }}',
                 'Requests to /v1/{{ $labels.endpoint }} have failed every scrape for %(endpointFailingFor)s; its series are absent meanwhile. (Quiet while /v1/global-stability fails too: GlobalStabilityScoreUnavailable is then the page.)' % c),
           // Quiet for the overview while its score is absent: one bad
@@ -154,15 +159,16 @@ local human(s) = if s % 3600 == 0 then '%dh' % (s / 3600) else if s % 60 == 0 th
                 'global_stability_exporter_demo{%(exporterSelector)s} == 1' % c, c.demoDataFor,
                 '{{ $labels.instance }} exports made-up demo data',
                 'The exporter at {{ $labels.instance }} runs with --demo: every global_stability value it exports comes from its built-in simulator. Every other alert on it is meaningless.'),
-          // With several targets, each is a scrape of its own (a probe): one
-          // failing is that target's page, unless the exporter itself is
-          // down, which is then the one page. With one account, the two
-          // selectors are one job and this is up == 0.
+          // With several targets, each is a scrape of its own (a probe, its
+          // target label set by the scrape configuration): one failing is
+          // that target's page, unless the exporter itself is down, which
+          // is then the one page. The exporter's own scrape has no target
+          // label, whether it serves one account or several.
           alert(c, 'GlobalStabilityExporterDown', 'critical',
                 |||
-                  up{%(selector)s} == 0 unless on (%(clusterOn)s) up{%(exporterSelector)s} == 0
+                  up{%(selector)s, target!=""} == 0 unless on (%(clusterOn)s) up{%(exporterSelector)s, target=""} == 0
                   or
-                  up{%(exporterSelector)s} == 0
+                  up{%(exporterSelector)s, target=""} == 0
                 ||| % (c { clusterOn: clusterOn }), c.exporterDownFor,
                 'global_stability_exporter {{ $labels.instance }} is down',
                 'Prometheus could not scrape {{ $labels.instance }} for %(exporterDownFor)s: the exporter is down or unreachable (or, for a target of a targets\' file, /probe refused it: a name the file does not hold); every global_stability series of it is absent.' % c),

@@ -5,26 +5,23 @@
 // then render as the Makefile's mixin target does.
 {
   _config+:: {
-    // Label matchers that select the exporter's series, in every rule,
-    // alert and panel query. Also applied to up{} for the exporter's own
-    // availability, so use target labels (job, env, ...), not metric labels.
+    // Label matchers that select the series of the API accounts, in every
+    // rule, alert and panel query: the job that scrapes /metrics with one
+    // account, or the job that scrapes /probe?target=NAME with several (a
+    // targets' file, README "Several accounts": each target an instance,
+    // named by it). Also applied to up{}, so use target labels (job, env,
+    // ...), not metric labels.
     selector: 'job="global_stability"',
 
-    // Several API accounts in one exporter (a targets' file, each target
-    // scraped as /probe?target=NAME, README "Several accounts"): the
-    // targets' series come from the probe job (selector), one instance per
-    // target; the exporter's own series (its API requests, quota and
-    // reloads, each with a target label) from the exporter's own job,
-    // which exporterSelector selects. With one account, both are the same
-    // job.
-    multiTarget: false,
-    exporterSelector: if self.multiTarget then 'job="global_stability_exporter"' else self.selector,
-    // Derived: how the dashboards pick the exporter's own series of the
-    // instances they show (by the target label with several targets), and
-    // its series about the whole process (with several targets, of every
-    // instance of the exporter's job).
-    ownTargetLabel: if self.multiTarget then 'target' else 'instance',
-    processSelector: if self.multiTarget then self.exporterSelector else '%s, instance=~"$instance"' % self.exporterSelector,
+    // Label matchers that select the exporter's own series (its API
+    // requests, quota and reloads per account, whether it runs --demo):
+    // its /metrics, which is the job of selector with one account and a
+    // job of its own beside the probes with several. The default matches
+    // both of the README's scrape configurations, so the rendered files
+    // work unchanged with one account or several. With a selector of your
+    // own, set this too: the same selector with one account, your
+    // exporter's job with several.
+    exporterSelector: 'job=~"global_stability|global_stability_exporter"',
 
     // Several clusters in one store (Thanos, Mimir, Cortex, or a Prometheus
     // receiving the others' remote write), each Prometheus telling its
@@ -36,12 +33,6 @@
     // rendered rules and dashboards are those of one Prometheus.
     clusterLabel: 'cluster',
     showMultiCluster: false,
-
-    // The spec's four pillars, as the exporter's pillar label and drilldown
-    // endpoints spell them (mixin_test.go checks them against the client).
-    // Not a setting: the alerts that notice a pillar score or a drilldown's
-    // as_of gone missing expect one series per pillar listed here.
-    pillars: ['conflict', 'cyber', 'supply_chain', 'macro'],
 
     // How long a value the alerts read may go missing without resetting
     // them: an endpoint failing every other scrape, a score null one
@@ -69,7 +60,7 @@
     pillarSurge: 15,
     pillarSurgeFor: '15m',
     // Age of as_of beyond which the data counts as stale.
-    dataStaleSeconds: 3600,  // overview and drilldowns
+    dataStaleSeconds: 3600,  // every as_of but the summary's
     summaryStaleSeconds: 1800,  // the summary refreshes every 15 minutes: two missed
     staleFor: '5m',
     // The exporter and the API.
@@ -101,4 +92,9 @@
     dashboardRefresh: '1m',
     dashboardTimeFrom: 'now-6h',
   },
+
+  // A selector changed alone would leave the exporter's own series (the
+  // quota, demo and reload alerts, the API panels) on the default jobs.
+  assert self._config.selector == 'job="global_stability"' || self._config.exporterSelector != 'job=~"global_stability|global_stability_exporter"' :
+         'mixin config: with a selector of your own, set exporterSelector as well (your selector with one account; the job of the exporter\'s own /metrics with several)',
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v2"
+
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/mixin"
 )
@@ -35,14 +37,42 @@ func TestRenderedFilesAreCurrent(t *testing.T) {
 	}
 }
 
+// alert is an alerting rule, as the rendered rules file holds it.
+type alert struct {
+	Alert       string
+	Expr        string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// renderedAlerts returns the alerting rules of the mixin rendered with
+// config, in their order.
+func renderedAlerts(t *testing.T, config string) []alert {
+	t.Helper()
+	files, err := mixin.Render(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct{ Groups []struct{ Rules []alert } }
+	if err := yaml.Unmarshal([]byte(files["alerts/global_stability.rules.yml"]), &rules); err != nil {
+		t.Fatal(err)
+	}
+	var out []alert
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
 // TestEveryAlertHasARunbook: each alert's runbook_url points at a section
 // of docs/runbooks.md, and that section says what the alert means, how to
 // confirm it, what causes it and what to do.
 func TestEveryAlertHasARunbook(t *testing.T) {
-	alerts, err := mixin.Alerts()
-	if err != nil {
-		t.Fatal(err)
-	}
+	alerts := renderedAlerts(t, "{}")
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "runbooks.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,28 +114,12 @@ func TestEveryAlertHasARunbook(t *testing.T) {
 
 // TestUnavailableAlertsExpectTheExportersSeries: the alerts that notice an
 // input gone missing build the set of series the exporter would export from
-// the config's pillars and endpoint names. A pillar or endpoint spelled
+// the endpoints' descriptions (endpoints.json). An endpoint spelled
 // otherwise than the exporter's would fire on every healthy exporter; one
 // left out would never fire.
 func TestUnavailableAlertsExpectTheExportersSeries(t *testing.T) {
-	got, err := mixin.Pillars()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []string
-	for _, p := range endpoint.Pillars {
-		want = append(want, string(p))
-	}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("config.libsonnet's pillars are %q, the exporter's %q", got, want)
-	}
-
-	alerts, err := mixin.Alerts()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var expr string
-	for _, a := range alerts {
+	for _, a := range renderedAlerts(t, "{}") {
 		if a.Alert == "GlobalStabilityAsOfUnavailable" {
 			expr = a.Expr
 		}
@@ -165,5 +179,17 @@ func TestEverySeriesTheMixinReadsExists(t *testing.T) {
 				t.Errorf("%s reads %s, which the exporter does not export", path, name)
 			}
 		}
+	}
+}
+
+// TestASelectorAloneIsRefused: a selector of one's own with the default
+// exporterSelector would leave the quota, demo and reload alerts and the
+// API panels on the default jobs, silently empty; rendering says so.
+func TestASelectorAloneIsRefused(t *testing.T) {
+	if _, err := mixin.Render(`{selector: 'job="gsx"'}`); err == nil || !strings.Contains(err.Error(), "set exporterSelector as well") {
+		t.Errorf("a selector alone renders (error %v), want it refused naming exporterSelector", err)
+	}
+	if _, err := mixin.Render(`{selector: 'job="gsx"', exporterSelector: 'job="gsx"'}`); err != nil {
+		t.Errorf("a selector with its exporterSelector: %v", err)
 	}
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // multiClusterTests are promtool unit tests of the mixin rendered with
-// showMultiCluster and multiTarget, its series as a store receiving two
-// clusters' Prometheus servers sees them: each with its cluster label.
+// showMultiCluster, its series as a store receiving two clusters'
+// Prometheus servers sees them: each with its cluster label, each target
+// a probe with its target label (the README's scrape configuration).
 const multiClusterTests = `rule_files: [rules.yml]
 evaluation_interval: 1m
 tests:
@@ -23,11 +24,11 @@ tests:
   # failing is that target's page: a's exporter does not silence it.
   - interval: 1m
     input_series:
-      - series: 'up{cluster="a",job="global_stability",instance="prod"}'
+      - series: 'up{cluster="a",job="global_stability",instance="prod",target="prod"}'
         values: '0x20'
       - series: 'up{cluster="a",job="global_stability_exporter",instance="gse:10110"}'
         values: '0x20'
-      - series: 'up{cluster="b",job="global_stability",instance="prod"}'
+      - series: 'up{cluster="b",job="global_stability",instance="prod",target="prod"}'
         values: '0x20'
       - series: 'up{cluster="b",job="global_stability_exporter",instance="gse:10110"}'
         values: '1x20'
@@ -40,7 +41,7 @@ tests:
               summary: "global_stability_exporter gse:10110 is down"
               description: "Prometheus could not scrape gse:10110 for 5m: the exporter is down or unreachable (or, for a target of a targets' file, /probe refused it: a name the file does not hold); every global_stability series of it is absent."
               runbook_url: "https://github.com/global-stability/global_stability_exporter/blob/main/docs/runbooks.md#globalstabilityexporterdown"
-          - exp_labels: {severity: critical, cluster: b, job: global_stability, instance: prod}
+          - exp_labels: {severity: critical, cluster: b, job: global_stability, instance: prod, target: prod}
             exp_annotations:
               summary: "global_stability_exporter prod is down"
               description: "Prometheus could not scrape prod for 5m: the exporter is down or unreachable (or, for a target of a targets' file, /probe refused it: a name the file does not hold); every global_stability series of it is absent."
@@ -90,7 +91,7 @@ tests:
 // rendered rules.
 func TestMultiClusterAlertsKeepTheCluster(t *testing.T) {
 	promtool := lookPath(t, "promtool", "prometheus")
-	files, err := mixin.Render(`{multiTarget: true, showMultiCluster: true}`)
+	files, err := mixin.Render(`{showMultiCluster: true}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,17 +27,14 @@ function(config={})
     #   data older than %(dataStaleSeconds)ss (summary: %(summaryStaleSeconds)ss) for %(staleFor)s
     #   while the exporter answers: composite score absent for %(scoreUnavailableFor)s (critical),
     #   a pillar score absent for %(pillarScoreUnavailableFor)s, an as_of absent for %(asOfUnavailableFor)s
-    # Selector of every query: %(selector)s
+    # Selectors: the accounts' series %(selector)s, the exporter's own %(exporterSelector)s
   ||| % c;
   // The Helm chart's copies: the same mixin with placeholders that the
   // chart's templates replace with each release's own selector, dashboard
   // UIDs and titles (charts/global-stability-exporter/templates/_helpers.tpl).
   local chart = (import 'mixin.libsonnet') + { _config+:: config + {
     selector: '__GSE_SELECTOR__',
-    // One account, or several targets: the chart decides per release.
     exporterSelector: '__GSE_EXPORTER_SELECTOR__',
-    ownTargetLabel: '__GSE_OWN_LABEL__',
-    processSelector: '__GSE_PROCESS_SELECTOR__',
     dashboardUIDPrefix: '__GSE_UID_PREFIX__',
     dashboardTitlePrefix: '__GSE_TITLE_PREFIX__',
   } };

@@ -3,16 +3,39 @@
 // this is built, and these few functions are all the dashboards need.
 local datasource = { type: 'prometheus', uid: '${datasource}' };
 
+// The endpoints and pillars, from their descriptions (endpoint/api.go, see
+// ../endpoints.json).
+local endpoints = import '../endpoints.json';
+
+// Colours of distinct hues: the pillars', in the pillars' order, then the
+// other endpoints', in theirs (macro's blue and the summary's light blue
+// were hard to tell apart).
+local pillarPalette = ['red', 'purple', 'orange', 'blue'];
+local otherPalette = ['yellow', 'green', '#ff9da7', '#9c755f', '#19b3b3'];
+local others = [e.label for e in endpoints.endpoints if e.label != endpoints.overview && !std.objectHas(e, 'pillar')];
+assert std.length(endpoints.pillars) <= std.length(pillarPalette) : 'panels.libsonnet: more pillars than pillarPalette has colours: add one';
+assert std.length(others) <= std.length(otherPalette) : 'panels.libsonnet: more endpoints than otherPalette has colours: add one';
+
 {
   datasource: datasource,
+  endpoints: endpoints,
 
   // One fixed colour per pillar, the same in every panel.
-  pillarColors: {
-    conflict: 'red',
-    cyber: 'purple',
-    supply_chain: 'orange',
-    macro: 'blue',
+  pillarColors: { [endpoints.pillars[i]]: pillarPalette[i] for i in std.range(0, std.length(endpoints.pillars) - 1) },
+
+  // One fixed colour per endpoint, in every panel with a series per
+  // endpoint: Grafana's classic palette repeated colours among that many.
+  // The overview's is the text colour, a drilldown's its pillar's.
+  endpointColors:: {
+    [e.label]: if e.label == endpoints.overview then 'text'
+    else if std.objectHas(e, 'pillar') then $.pillarColors[e.pillar]
+    else otherPalette[std.find(e.label, others)[0]]
+    for e in endpoints.endpoints
   },
+  endpointColorOverrides:: $.pillarColorOverrides($.endpointColors),
+
+  // The endpoint that exports metric.
+  endpointOf(metric):: [e.label for e in endpoints.endpoints if std.member(e.metrics, metric)][0],
 
   // A query. instant for panels that show the value now.
   target(expr, legend='', refId='A', instant=false, table=false):: {
@@ -33,23 +56,16 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
   },
 
   // A count per hour: Grafana has no such unit, and a bare number on an
-  // axis does not say what it counts over.
+  // axis does not say what it counts over. Every rate is shown per hour,
+  // so that neighbouring panels agree.
   perHour:: 'suffix: /h',
 
-  // One fixed colour per endpoint, in every panel with a series per
-  // endpoint: eight series are more than a palette keeps apart. The
-  // drilldowns take their pillar's colour.
-  endpointColors:: {
-    'global-stability': 'text',
-    'global-stability/pillar/conflict': $.pillarColors.conflict,
-    'global-stability/pillar/cyber': $.pillarColors.cyber,
-    'global-stability/pillar/supply_chain': $.pillarColors.supply_chain,
-    'global-stability/pillar/macro': $.pillarColors.macro,
-    conflict: 'yellow',
-    briefings: 'green',
-    summaries: 'light-blue',
-  },
-  endpointColorOverrides:: $.pillarColorOverrides($.endpointColors),
+  // A pillar's delta_24h against GlobalStabilityPillarSurge's threshold:
+  // a small rise is not an alarm.
+  surgeThresholds(c):: self.thresholds(['green', [c.pillarSurge / 2, 'orange'], [c.pillarSurge, 'red']]),
+
+  // An age in seconds, read as minutes and seconds, not 1.14 min.
+  age:: 'dtdurations',
 
   // Overrides that give each pillar's series its own colour.
   pillarColorOverrides(colors, legendOf=function(p) p):: [
@@ -121,9 +137,20 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
                [],
                { showValue: 'never', mergeValues: true, alignValue: 'left', rowHeight: 0.8, legend: { showLegend: false } }),
 
-  table(title, description, pos, targets, unit='none', transformations=[])::
-    self.panel('table', title, description, pos, targets, unit, {}, [], { showHeader: true, cellHeight: 'sm' })
+  table(title, description, pos, targets, unit='none', transformations=[], overrides=[])::
+    self.panel('table', title, description, pos, targets, unit, {}, overrides, { showHeader: true, cellHeight: 'sm' })
     + { transformations: transformations },
+
+  // A row repeated for each instance the dashboard shows: the panels after
+  // it show that instance only, and the row's title names it.
+  instanceRow(y):: {
+    type: 'row',
+    title: '$instance',
+    collapsed: false,
+    gridPos: { x: 0, y: y, w: 24, h: 1 },
+    panels: [],
+    repeat: 'instance',
+  },
 
   // The matcher of the cluster the dashboard shows, when it shows one of
   // several (showMultiCluster); '' otherwise. Appended to a selector.
@@ -175,13 +202,28 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
     regex: '',
   },
 
-  // Matchers of the exporter's own series of the instances (targets) the
-  // dashboard shows: with several targets, they carry the target's name in
-  // a target label, and come from the exporter's own job.
-  own(c):: '%s%s, %s=~"$instance"' % [c.exporterSelector, self.cluster(c), c.ownTargetLabel],
-  // The same of series about the whole process (its mode, its build):
-  // with several targets, they name no target.
-  process(c):: c.processSelector + self.cluster(c),
+  // The exporter's own series (its API requests, quota, reuse) of the
+  // instances the dashboard shows, each with its account in the target
+  // label. query(sel) is the query with the selector sel. With several
+  // targets they are on the exporter's /metrics, each with its target's
+  // name; with one account, on the instance's own scrape, without one
+  // (the instance is then the account); with --demo on /metrics, there
+  // too, with the demo's accounts' names.
+  own(c, query)::
+    local sel = c.exporterSelector + self.cluster(c);
+    std.join(' or ', [
+      query('%s, target=~"$instance"' % sel),
+      query('%s, target!="", instance=~"$instance"' % sel),
+      'label_replace(%s, "target", "$1", "instance", "(.*)")' % query('%s, target="", instance=~"$instance"' % sel),
+    ]),
+
+  // A series of the exporter's process (its mode) for the instances shown:
+  // with one account, the instance's own; with several, of the exporter
+  // whose /metrics names the target.
+  process(c, metric)::
+    local sel = c.exporterSelector + self.cluster(c);
+    local on = if c.showMultiCluster then '%s, instance' % c.clusterLabel else 'instance';
+    'max by (instance) (%s{%s, instance=~"$instance"} or (%s{%s} and on (%s) global_stability_exporter_scrapes_total{%s, target=~"$instance"}))' % [metric, sel, metric, sel, on, sel],
 
   dashboard(c, uidSuffix, title, description, variables, panels):: {
     annotations: { list: [{
