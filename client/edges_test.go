@@ -58,7 +58,7 @@ func TestNoPageSizeWithoutASize(t *testing.T) {
 }
 
 // TestRedirectCount: up to maxRedirects (5) same-origin redirects are
-// followed, as the README says; one more fails the request.
+// followed, as docs/api.md says; one more fails the request.
 func TestRedirectCount(t *testing.T) {
 	for _, tc := range []struct {
 		redirects int

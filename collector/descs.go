@@ -16,7 +16,7 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 
 // The exporter's own series, about its scrapes; those of the API's data are
 // declared with the endpoints (package endpoint). Names and labels are a
-// contract with users' alerts and dashboards (see README, "Metrics").
+// contract with users' alerts and dashboards (see docs/metrics.md).
 var (
 	upDesc = newDesc("up",
 		"1 when every request of this scrape to the Global Stability API succeeded, else 0.")

@@ -9,9 +9,9 @@ import (
 // This file is the one place that says what the exporter knows of the API
 // (spec: shared/spec/global-stability-api.md): each endpoint, the fields it
 // reads, the rule that judges each, and the series each becomes. Fetching,
-// judging, emitting, the collector flags, the README's metrics table and
-// the simulator's coverage all follow from these values; see the README's
-// "Adding an endpoint".
+// judging, emitting, the collector flags, docs/metrics.md, the mixin's
+// endpoints.json and the simulator's coverage all follow from these values;
+// see docs/development.md, "Adding an endpoint".
 
 // Pillars are the four pillars of the composite score, in the spec's order.
 var Pillars = []string{"conflict", "cyber", "supply_chain", "macro"}

@@ -10,7 +10,8 @@ import (
 
 // TestDescriptions holds every endpoint description to the rules the code
 // relies on but the compiler cannot check, so that an endpoint added by the
-// README's recipe that breaks one fails here, not in production.
+// recipe of docs/development.md that breaks one fails here, not in
+// production.
 func TestDescriptions(t *testing.T) {
 	for _, e := range All() {
 		t.Run(e.Label, func(t *testing.T) {

@@ -14,8 +14,8 @@ function(config={})
   local yaml(doc) = std.manifestYamlDoc(doc, indent_array_in_object=true, quote_keys=false) + '\n';
   local generated = |||
     # Generated from mixin/ by `make mixin`: do not edit by hand. Change
-    # mixin/config.libsonnet (or pass your own config, see the README) and
-    # render again.
+    # mixin/config.libsonnet (or pass your own config, see
+    # docs/mixin.md#rendering-your-own) and render again.
   |||;
   local thresholds = |||
     #
