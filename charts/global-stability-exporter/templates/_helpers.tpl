@@ -129,18 +129,12 @@ below the mixin's directory.
 {{- $uid := printf "gs-%s" (printf "%s/%s" $.Release.Namespace (include "gse.fullname" $) | sha256sum | trunc 12) }}
 {{- $title := default (printf "Global Stability (%s/%s) / " $.Release.Namespace (include "gse.fullname" $)) $.Values.dashboards.titlePrefix }}
 {{- $own := include "gse.promSelector" $ }}
-{{- $ownLabel := "instance" }}
-{{- $process := printf "%s, instance=~\"$instance\"" $own }}
 {{- if $.Values.targets }}
 {{- $own = include "gse.exporterSelector" $ }}
-{{- $ownLabel = "target" }}
-{{- $process = $own }}
 {{- end }}
 {{- $.Files.Get (printf "%s%s" (include "gse.mixinDir" $) $file)
     | replace "__GSE_CLUSTER_LABEL__" $.Values.clusterLabel
     | replace "__GSE_EXPORTER_SELECTOR__" (include "gse.jsonEscape" $own)
-    | replace "__GSE_OWN_LABEL__" $ownLabel
-    | replace "__GSE_PROCESS_SELECTOR__" (include "gse.jsonEscape" $process)
     | replace "__GSE_SELECTOR__" (include "gse.jsonEscape" (include "gse.promSelector" $))
     | replace "__GSE_UID_PREFIX__" $uid
     | replace "__GSE_TITLE_PREFIX__" (include "gse.jsonEscape" $title) }}
