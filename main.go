@@ -49,9 +49,9 @@ func run(args []string) int {
 	problems = append(problems, argProblems...)
 	_, parseErr := app.Parse(args)
 
-	// Every target's key ring is added here as it is built, and every log
-	// line is redacted of each of their keys.
-	keys := &redact.Rings{}
+	// Every target's keys, from its build to its last probe: every log
+	// line, page and text from the API is redacted of each of them.
+	keys := redact.New()
 	logger, slogger, err := newLogger(*f.logLevel, *f.logFormat, keys)
 	if err != nil {
 		problems = append(problems, err)
