@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -255,7 +256,7 @@ func TestAnotherTargetsKeyNeverShows(t *testing.T) {
 	}
 	landing := e.get(t, "/")
 	logs := e.waitForLog(t, "scrape failed")
-	if !strings.Contains(logs, redactedMark) || !strings.Contains(logs, "<withheld: ") || !strings.Contains(landing, "Last scrape: ") {
+	if !strings.Contains(logs, redact.Mark) || !strings.Contains(logs, "<withheld: ") || !strings.Contains(landing, "Last scrape: ") {
 		t.Errorf("the echoes were not all read (a Mark, a withheld text, the last scrape):\n%s\n%s", logs, landing)
 	}
 	for what, text := range map[string]string{"the log": logs, "the landing page": landing, "the probe": probed} {
@@ -270,9 +271,6 @@ func TestAnotherTargetsKeyNeverShows(t *testing.T) {
 		t.Errorf("b's API received %d requests: the echo came before b was ever probed, or should have", n)
 	}
 }
-
-// redactedMark is what a key becomes in a text that keeps the rest.
-const redactedMark = "<redacted>"
 
 // oneOrTwoLayers is text and what it reads as once one or two layers of
 // the escapes servers write are undone, with the standard library's

@@ -14,7 +14,7 @@ import (
 // another way, is one layer too), and reports whether there was any (b if
 // not). Bytes no UTF-8 holds (JavaScript's \xe9, Latin-1's %E9) are Latin-1.
 func unescape(b []byte) ([]byte, bool) {
-	if bytes.IndexAny(b, `\&%`) < 0 {
+	if !bytes.ContainsAny(b, `\&%`) {
 		return b, false
 	}
 	out, changed := make([]byte, 0, len(b)), false
@@ -47,7 +47,7 @@ func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 	switch {
 	case b[i] == '%':
 		if h, ok := hexAt(b, i+1, 2); ok {
-			return append(dst, byte(h)), i + 3, true
+			return append(dst, byte(h)), i + 3, true //nolint:gosec // G115: two hex digits
 		}
 	case b[i] == '&':
 		// Decimal, hex or named, with its ";" or without, as html reads it.
@@ -66,7 +66,7 @@ func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 	case b[i] != '\\' || i+1 == len(b):
 	case b[i+1] == 'x': // C's, Python's and JavaScript's byte
 		if h, ok := hexAt(b, i+2, 2); ok {
-			return append(dst, byte(h)), i + 4, true
+			return append(dst, byte(h)), i + 4, true //nolint:gosec // G115: two hex digits
 		}
 	case b[i+1] == 'u' && i+2 < len(b) && b[i+2] == '{': // ECMAScript's \u{X}: kept, to be withheld as nested
 		return append(dst, b[i:i+3]...), i + 3, true
