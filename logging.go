@@ -17,8 +17,9 @@ import (
 
 // newLogger gives our lines the keys, in the order, that the slog bridge
 // writes (level, caller, time, msg), so every line, the toolkit's included,
-// looks alike. Every line, whatever its source and level, is redacted of
-// every key keys holds on its way out (see redactingLogger).
+// looks alike; the toolkit gets the undecorated logger through the bridge,
+// which adds them itself. Every line, whatever its source and level, is
+// redacted of every key keys holds on its way out (see redactingLogger).
 func newLogger(lvl, format string, keys *redact.Redactor) (log.Logger, *slog.Logger, error) {
 	var base log.Logger
 	switch format {
@@ -30,42 +31,22 @@ func newLogger(lvl, format string, keys *redact.Redactor) (log.Logger, *slog.Log
 		return nil, nil, fmt.Errorf("--log.format=%q (GLOBAL_STABILITY_LOG_FORMAT): want logfmt or json", format)
 	}
 	base = redactingLogger{next: base, keys: keys}
-	allow, slogLevel, err := parseLevel(lvl)
-	if err != nil {
-		return nil, nil, err
+	allow, err := level.Parse(lvl)
+	var slogLevel slog.Level
+	if err != nil || slogLevel.UnmarshalText([]byte(lvl)) != nil {
+		return nil, nil, fmt.Errorf("--log.level=%q (GLOBAL_STABILITY_LOG_LEVEL): want debug, info, warn or error", lvl)
 	}
-	logger := log.With(level.NewFilter(base, allow), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
-	return logger, newSlogLogger(base, slogLevel), nil
-}
-
-func parseLevel(s string) (level.Option, slog.Level, error) {
-	switch s {
-	case "debug":
-		return level.AllowDebug(), slog.LevelDebug, nil
-	case "info":
-		return level.AllowInfo(), slog.LevelInfo, nil
-	case "warn":
-		return level.AllowWarn(), slog.LevelWarn, nil
-	case "error":
-		return level.AllowError(), slog.LevelError, nil
-	}
-	return nil, 0, fmt.Errorf("--log.level=%q (GLOBAL_STABILITY_LOG_LEVEL): want debug, info, warn or error", s)
-}
-
-// newSlogLogger hands the exporter toolkit the undecorated go-kit logger
-// through the slog-gokit bridge, which adds level, caller and time itself.
-func newSlogLogger(base log.Logger, lvl slog.Level) *slog.Logger {
-	return slog.New(sloggokit.NewGoKitHandler(base, lvl))
+	logger := log.With(level.NewFilter(base, level.Allow(allow)), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
+	return logger, slog.New(sloggokit.NewGoKitHandler(base, slogLevel)), nil
 }
 
 // redactingLogger is the last step of every log line: each value but a
-// number is printed as text (a string, an error's or a Stringer's text,
-// bytes as text, anything else as fmt's %s prints it, which writes bytes
-// inside a value as text too) and loses every piece of a key the process
-// holds, in the forms our own code writes it (redact.Redactor.Plain). Text
-// from the API has been through the door (Upstream) where it entered.
-// Redacting here rather than at each call site makes the guarantee hold for
-// lines nobody thought of: a new debug line, a library's message.
+// number is printed as text (bytes as text, anything else as fmt's %s
+// prints it, bytes inside a value as text too) and loses every piece of a
+// key the process holds, as our own code writes it (Redactor.Plain; text
+// from the API went through the door where it entered). Redacting here
+// makes the guarantee hold for lines nobody thought of: a new debug line, a
+// library's message.
 type redactingLogger struct {
 	next log.Logger
 	keys *redact.Redactor
@@ -79,7 +60,6 @@ func (l redactingLogger) Log(keyvals ...any) error {
 	return l.next.Log(out...)
 }
 
-// redacted is v as the line prints it, without any piece of a key.
 func (l redactingLogger) redacted(v any) any {
 	switch v := v.(type) {
 	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr, float32, float64:
@@ -103,23 +83,28 @@ func (l redactingLogger) redacted(v any) any {
 	return l.keys.Plain(fmt.Sprintf("%s", v))
 }
 
-// stdlibLog carries what the standard library logs on its own (an
+// routeStdlibLog sends what the standard library logs on its own (an
 // http.Server's errors; net/http's "Unsolicited response received on idle
-// HTTP channel") into our logger at warn, one line per message.
-type stdlibLog struct {
-	logger log.Logger
+// HTTP channel") into our logger at warn, one line a message, and returns a
+// *log.Logger that does the same, for http.Server.ErrorLog.
+func routeStdlibLog(logger log.Logger) *stdlog.Logger {
+	w := stdlibLog{level.Warn(logger)}
+	stdlog.SetFlags(0)
+	stdlog.SetPrefix("")
+	stdlog.SetOutput(w)
+	return stdlog.New(w, "", 0)
 }
 
+type stdlibLog struct{ log.Logger }
+
 func (w stdlibLog) Write(p []byte) (int, error) {
-	msg := withoutEchoedBytes(strings.TrimRight(string(p), "\n"))
-	_ = level.Warn(w.logger).Log("msg", msg, "source", "go standard library")
+	_ = w.Log("msg", withoutEchoedBytes(strings.TrimRight(string(p), "\n")), "source", "go standard library")
 	return len(p), nil
 }
 
 // withoutEchoedBytes drops the bytes net/http quotes from an upstream that
-// wrote on an idle connection ("… starting with %q; err=%v"): they are
-// whatever the upstream sent, so the line says that it happened and why,
-// not what was sent.
+// wrote on an idle connection ("… starting with %q; err=%v"): whatever it
+// sent, so the line says that it happened and why, not what was sent.
 func withoutEchoedBytes(msg string) string {
 	head, rest, found := strings.Cut(msg, " starting with ")
 	if !found {
@@ -130,15 +115,4 @@ func withoutEchoedBytes(msg string) string {
 		msg += rest[i:]
 	}
 	return msg
-}
-
-// routeStdlibLog sends the standard library's global logger through
-// stdlibLog and returns a *log.Logger that does the same, for
-// http.Server.ErrorLog.
-func routeStdlibLog(logger log.Logger) *stdlog.Logger {
-	w := stdlibLog{logger: logger}
-	stdlog.SetFlags(0)
-	stdlog.SetPrefix("")
-	stdlog.SetOutput(w)
-	return stdlog.New(w, "", 0)
 }

@@ -263,7 +263,7 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
-	raw, err := decodedBody(resp, c.keys.Redactor())
+	raw, err := decodedBody(resp, c.keys.Redactor)
 	if err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
@@ -320,7 +320,7 @@ func (c *Client) classify(where string, body *limitedBody, limit int64, err erro
 		return &DecodeError{Endpoint: where, Field: de.Field, Err: c.redactError(de.Err)}
 	}
 	if errors.Is(err, ErrNotJSON) {
-		msg := c.keys.Redactor().Upstream(err.Error())
+		msg := c.keys.Upstream(err.Error())
 		if head := c.excerpt(string(body.head), 80); head != "" {
 			msg += fmt.Sprintf(" (body starts %q)", head)
 		}
@@ -333,7 +333,7 @@ func (c *Client) classify(where string, body *limitedBody, limit int64, err erro
 // (no key, whole or cut by the excerpt's ends; deeper escapes withheld),
 // then sanitised to at most max bytes.
 func (c *Client) excerpt(s string, max int) string {
-	return sanitize(c.keys.Redactor().Upstream(s), max)
+	return sanitize(c.keys.Upstream(s), max)
 }
 
 // withoutURL strips *url.Error, whose text carries the whole request URL.

@@ -195,7 +195,7 @@ func (t *Target) release() { t.use.RUnlock() }
 func (t *Target) Collections() *collector.Collections { return t.collections }
 
 // Redactor holds every target's keys: the landing page's door.
-func (t *Target) Redactor() *redact.Redactor { return t.keys.Redactor() }
+func (t *Target) Redactor() *redact.Redactor { return t.keys.Redactor }
 
 // Describe is what the start-up log says of the target: where the API is
 // and where its key comes from (never the key).

@@ -12,7 +12,7 @@ import (
 // unescape undoes Upstream's one layer, every escape of b once, each kind
 // beside the others (a key written a character at a time, each escaped
 // another way, is one layer too), and reports whether there was any (b if
-// not). Bytes no UTF-8 holds (JavaScript's \xe9, Latin-1's %E9) are Latin-1.
+// not).
 func unescape(b []byte) ([]byte, bool) {
 	if !bytes.ContainsAny(b, `\&%`) {
 		return b, false
@@ -25,18 +25,7 @@ func unescape(b []byte) ([]byte, bool) {
 			out, i = append(out, b[i]), i+1
 		}
 	}
-	if !changed || utf8.Valid(out) {
-		return out, changed
-	}
-	text := make([]byte, 0, 2*len(out))
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRune(out[i:])
-		if r == utf8.RuneError && size == 1 {
-			r = rune(out[i])
-		}
-		text, i = utf8.AppendRune(text, r), i+size
-	}
-	return text, true
+	return out, changed
 }
 
 func hasEscape(b []byte) bool { _, found := unescape(b); return found }
@@ -64,12 +53,11 @@ func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 			}
 		}
 	case b[i] != '\\' || i+1 == len(b):
-	case b[i+1] == 'x': // C's, Python's and JavaScript's byte
-		if h, ok := hexAt(b, i+2, 2); ok {
-			return append(dst, byte(h)), i + 4, true //nolint:gosec // G115: two hex digits
-		}
-	case b[i+1] == 'u' && i+2 < len(b) && b[i+2] == '{': // ECMAScript's \u{X}: kept, to be withheld as nested
-		return append(dst, b[i:i+3]...), i + 3, true
+	case b[i+1] == 'u' && i+2 < len(b) && b[i+2] == '{', b[i+1] == 'x' && i+3 < len(b) && isHex(b[i+2]) && isHex(b[i+3]):
+		// ECMAScript's \u{X} and the \xHH of C, Python and JavaScript
+		// (UTF-8 bytes, or Latin-1), which no JSON holds: left as they
+		// are, so that the text is withheld as nested, never read wrong.
+		return append(dst, b[i:i+2]...), i + 2, true
 	case b[i+1] == 'u': // \uXXXX, a surrogate pair as one character
 		r, ok := hexAt(b, i+2, 4)
 		if lo, pair := hexAt(b, i+8, 4); ok && pair && b[i+6] == '\\' && b[i+7] == 'u' && utf16.DecodeRune(r, lo) != utf8.RuneError {
@@ -88,14 +76,15 @@ func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 // hexAt reads n hex digits at b[i:].
 func hexAt(b []byte, i, n int) (v rune, ok bool) {
 	for k := i; k < i+n; k++ {
-		d := strings.IndexByte("0123456789abcdef0123456789ABCDEF", b[min(k, len(b)-1)])
-		if d < 0 || k >= len(b) {
+		if k >= len(b) || !isHex(b[k]) {
 			return 0, false
 		}
-		v = v<<4 | rune(d%16) //nolint:gosec // G115: a hex digit
+		v = v<<4 | rune(strings.IndexByte("0123456789abcdef", b[k]|0x20)) //nolint:gosec // G115: a hex digit
 	}
 	return v, true
 }
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f' }
 
 func isAlnum(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' }
 
@@ -106,7 +95,7 @@ const minBase64Run = (MinPiece*4 + 2) / 3
 // to, at any of the four alignments it can have in the run.
 func inBase64(b []byte, f func(decoded []byte) bool) bool {
 	for i, j := 0, 0; i < len(b); i = j + 1 {
-		for j = i; j < len(b) && isBase64[b[j]]; j++ {
+		for j = i; j < len(b) && isBase64(b[j]); j++ {
 		}
 		if j-i < minBase64Run {
 			continue
@@ -128,15 +117,13 @@ var toStandard = strings.NewReplacer("-", "+", "_", "/")
 // alignment mostly decodes to none.
 func nested(decoded []byte) bool {
 	for t := 0; t < len(decoded); t++ {
-		n := 0
-		for n < len(decoded)-t {
-			r, size := utf8.DecodeRune(decoded[t+n:])
-			if r == utf8.RuneError || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
-				break
-			}
-			n += size
+		n := bytes.IndexFunc(decoded[t:], func(r rune) bool {
+			return r == utf8.RuneError || r < 0x20 && !strings.ContainsRune("\t\n\r", r) || r == 0x7f
+		})
+		if n < 0 {
+			n = len(decoded) - t
 		}
-		if n >= MinPiece && (hasEscape(decoded[t:t+n]) || inBase64(decoded[t:t+n], func([]byte) bool { return true })) {
+		if text := decoded[t : t+n]; n >= MinPiece && (hasEscape(text) || inBase64(text, func([]byte) bool { return true })) {
 			return true
 		}
 		t += n
@@ -144,9 +131,4 @@ func nested(decoded []byte) bool {
 	return false
 }
 
-var isBase64 = func() (t [256]bool) {
-	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_" {
-		t[c] = true
-	}
-	return t
-}()
+func isBase64(c byte) bool { return isAlnum(c) || strings.IndexByte("+/-_", c) >= 0 }

@@ -174,7 +174,7 @@ func TestOrdinaryEscapedTextIsKept(t *testing.T) {
 		"level=debug msg=\"API request\" endpoint=global-stability/pillar/supply_chain status=200 bytes=183344 duration=12.3ms",
 		"etag W/\"a1b2c3d4e5f60718293a4b5c6d7e8f90\" x-request-id=3fa85f64-5717-4562-b3fc-2c963f66afa6",
 		"dXNlcjpwYXNzd29yZA== is base64 of user:password, not of a key",
-		`{"path":"C:\\Users\\svc\\config.json","re":"^\\d+\\.\\d+$","python":"caf\xc3\xa9"}`,
+		`{"path":"C:\\Users\\svc\\config.json","re":"^\\d+\\.\\d+$"}`,
 		"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 	} {
 		if got := r.Upstream(text); got != text {
@@ -191,6 +191,9 @@ func TestNestedEscapesAreWithheld(t *testing.T) {
 	r := holding(escapedKeys...)
 	for _, text := range []string{
 		"%2541%2542", "&amp;#65;&amp;#66;", `\\u0041\\u0042`, "%5Cu0041", `\u0026#65;`, "&#37;41", `\\x41`,
+		// What one layer cannot judge: JavaScript's \xe9 is é, Python's
+		// \xc3\xa9 too; ECMAScript's code point escape.
+		`"caf\xc3\xa9"`, `"caf\xe9"`, `"caf\u{e9}"`,
 		`{"a":"\\\"quoted twice\\\""}`,
 		"trace=" + base64.StdEncoding.EncodeToString([]byte(`{"detail":"Bearer \u002Bx"}`)),
 		"trace=" + base64.StdEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString([]byte("hello, this is text")))),
@@ -235,26 +238,32 @@ func TestAKeyInJSONEscapesOfItsLatin1Reading(t *testing.T) {
 }
 
 // TestBase64URLBesideStandardBase64: the key's base64 in both alphabets,
-// side by side and alone, at each alignment.
+// side by side and alone, at each alignment, loses a Mark's worth; its
+// base64url with its letters' case changed, which no form of the key
+// holds, is found by decoding (the run is cut by '-' and '_' every few
+// characters: read as base64, it is whole) and withheld.
 func TestBase64URLBesideStandardBase64(t *testing.T) {
-	key := "~~~???>>>~~~???>>>" // '+' and '/' in base64 at any alignment: '-' and '_' in base64url
+	key := "~~a??~~b??~~c??~~d??" // '+' and '/' in base64 at any alignment, '-' and '_' in base64url
 	r := holding(key)
 	for _, prefix := range []string{"", "x", "xy"} {
 		std := base64.StdEncoding.EncodeToString([]byte(prefix + key))
 		urlSafe := base64.RawURLEncoding.EncodeToString([]byte(prefix + key))
-		if std == strings.NewReplacer("+", "-", "/", "_").Replace(std) {
-			t.Fatalf("the key's base64 has no character the alphabets differ in: %s", std)
-		}
 		for _, text := range []string{`{"std":"` + std + `","url":"` + urlSafe + `"}`, "token=" + urlSafe, "token=" + std} {
-			if got := r.Upstream(text); readsKey(got, key) != "" {
-				t.Errorf("%q can be read from %q", readsKey(got, key), got)
+			if got := r.Upstream(text); readsKey(got, key) != "" || !strings.Contains(got, Mark) || strings.Contains(got, "<withheld") {
+				t.Errorf("%q: Upstream = %q, want the key's base64 as a Mark", text, got)
 			}
+		}
+		text := "token=" + base64.RawURLEncoding.EncodeToString([]byte(prefix+strings.ToUpper(key)))
+		if got := r.Upstream(text); got != Withheld(len(text)) {
+			t.Errorf("%q: Upstream = %q, want it withheld", text, got)
 		}
 	}
 }
 
 // TestUTF8SpeltAsHexRuns: C, Python and Go byte strings write a non-ASCII
 // character as the \xHH of its UTF-8 bytes; JavaScript writes é as \xe9.
+// No JSON holds either: the one layer withholds them, never reads them
+// wrong.
 func TestUTF8SpeltAsHexRuns(t *testing.T) {
 	key := escapedKeys[2]
 	var utf8Bytes, jsHex strings.Builder
@@ -340,12 +349,14 @@ func TestJSONSurrogatePairs(t *testing.T) {
 	}
 }
 
-// BenchmarkRedactHostileText is the door's worst case at 1 KiB, each the worst
-// of its kind found by a search over random mixes of escapes, references,
-// base64 runs and near-key pieces. On the 2-core build machine, shared and
-// loaded: references 28-37 µs and 3 KiB (a call of html per reference, the
-// worst); escapes of every kind 12 µs; base64 runs 5-18 µs and 5 KiB;
-// near-key pieces 2 µs. The budget is 50 µs and 64 KiB.
+// BenchmarkRedactHostileText is the door's worst case at 1 KiB, each input
+// the worst of its kind that a search over random mixes of escapes, HTML
+// references, base64 runs and near-key pieces found. Budget: 50 µs and
+// 64 KiB. On the 2-core build machine, shared and loaded (load average 8):
+// references 29-32 µs and 4.1 KiB (the worst: html reads each one);
+// base64 runs 16-17 µs and 5 KiB; near-key pieces 13 µs; escapes of every
+// kind 9-10 µs; base64 of text 7 µs. (The three-layer decoder this
+// replaced took 1.7 ms and 1 MB on its worst 1 KiB.)
 func BenchmarkRedactHostileText(b *testing.B) {
 	r := holding(escapedKeys...)
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // Mark stands in for a key, or a piece of one, in any text.
@@ -53,45 +52,37 @@ func New() *Redactor { return &Redactor{pieces: map[uint64]int32{}, short: map[s
 // Ring is one target's keys in a Redactor: its last MaxKeys distinct keys,
 // so that a rotated key file leaves the earlier ones covered.
 type Ring struct {
-	r      *Redactor
-	newest atomic.Pointer[string]
-	keys   []string // newest first; guarded by r.mu
-	gone   bool     // dropped; guarded by r.mu
+	*Redactor          // holding the ring's keys, with every other ring's
+	keys      []string // newest first; guarded by mu
+	gone      bool     // dropped; guarded by mu
 }
 
 // NewRing returns a ring whose keys r holds until Drop.
-func (r *Redactor) NewRing() *Ring { return &Ring{r: r} }
-
-// Redactor is the Redactor holding the ring's keys.
-func (g *Ring) Redactor() *Redactor { return g.r }
+func (r *Redactor) NewRing() *Ring { return &Ring{Redactor: r} }
 
 // Remember makes key the ring's newest: cheap if it is, so call it for
 // every request.
 func (g *Ring) Remember(key string) {
-	if p := g.newest.Load(); key == "" || p != nil && *p == key {
-		return
-	}
-	g.r.mu.Lock()
-	defer g.r.mu.Unlock()
-	if g.gone {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if key == "" || g.gone || len(g.keys) > 0 && g.keys[0] == key {
 		return
 	}
 	if held := len(g.keys); len(slices.DeleteFunc(g.keys, func(k string) bool { return k == key })) == held {
-		g.r.hold(key, 1)
+		g.hold(key, 1)
 	}
 	if g.keys = slices.Insert(g.keys, 0, key); len(g.keys) > MaxKeys {
-		g.r.hold(g.keys[MaxKeys], -1)
+		g.hold(g.keys[MaxKeys], -1)
 		g.keys = g.keys[:MaxKeys]
 	}
-	g.newest.Store(&key)
 }
 
 // Drop lets go of the ring's keys, once no probe of its target is left.
 func (g *Ring) Drop() {
-	g.r.mu.Lock()
-	defer g.r.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	for _, k := range g.keys {
-		g.r.hold(k, -1)
+		g.hold(k, -1)
 	}
 	g.keys, g.gone = nil, true
 }
@@ -100,21 +91,20 @@ func (g *Ring) Drop() {
 func (r *Redactor) hold(key string, by int32) {
 	for _, f := range forms(key) {
 		if f = folded(f); f != "" && len(f) < MinPiece {
-			count(r.short, f, by)
+			if r.short[f] += by; r.short[f] == 0 {
+				delete(r.short, f)
+			}
 		}
 		var w uint64
 		for i := range len(f) {
 			if w = w<<8 | uint64(f[i]); i >= MinPiece-1 {
-				r.filter[hash(w)] += uint32(by) //nolint:gosec // G115: -1 wraps to a decrement
-				count(r.pieces, w, by)
+				if r.filter[hash(w)] += uint32(by); r.pieces[w]+by == 0 { //nolint:gosec // G115: -1 wraps to a decrement
+					delete(r.pieces, w)
+				} else {
+					r.pieces[w] += by
+				}
 			}
 		}
-	}
-}
-
-func count[K comparable](m map[K]int32, k K, by int32) {
-	if m[k] += by; m[k] == 0 {
-		delete(m, k)
 	}
 }
 
@@ -134,19 +124,25 @@ func (r *Redactor) redact(s string, upstream bool) string {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := marked(s, find(r, s))
+	out, found := find(r, s)
+	if !found {
+		out = s
+	}
 	if !upstream {
 		return out
 	}
 	once, decoded := unescape([]byte(out))
-	if decoded && (find(r, once) != nil || hasEscape(once)) || inBase64(once, func(d []byte) bool { return find(r, d) != nil || nested(d) }) {
+	holds := func(b []byte) bool { _, found := find(r, b); return found }
+	if decoded && (holds(once) || hasEscape(once)) || inBase64(once, func(d []byte) bool { return holds(d) || nested(d) }) {
 		return Withheld(len(s))
 	}
 	return out
 }
 
-// find returns which bytes of s are part of a piece of a key, or nil.
-func find[T string | []byte](r *Redactor, s T) (hit []bool) {
+// find returns s with each run of bytes that is part of a piece of a key
+// replaced by one Mark, if there is any.
+func find[T string | []byte](r *Redactor, s T) (marked string, found bool) {
+	var hit []bool
 	mark := func(from, to int) {
 		if hit == nil {
 			hit = make([]bool, len(s))
@@ -167,23 +163,15 @@ func find[T string | []byte](r *Redactor, s T) (hit []bool) {
 			mark(at+i, at+i+len(f))
 		}
 	}
-	return hit
-}
-
-// marked returns s with each run of bytes hit replaced by one Mark.
-func marked(s string, hit []bool) string {
-	if hit == nil {
-		return s
-	}
 	var b strings.Builder
-	for i := range len(s) {
+	for i := range hit {
 		if !hit[i] {
 			b.WriteByte(s[i])
 		} else if i == 0 || !hit[i-1] {
 			b.WriteString(Mark)
 		}
 	}
-	return b.String()
+	return b.String(), hit != nil
 }
 
 // forms are the ways a key is written: as our code may print it (as it is,
