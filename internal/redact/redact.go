@@ -68,7 +68,8 @@ func (g *Ring) Remember(key string) {
 	if key == "" || g.gone || len(g.keys) > 0 && g.keys[0] == key {
 		return
 	}
-	if held := len(g.keys); len(slices.DeleteFunc(g.keys, func(k string) bool { return k == key })) == held {
+	held := len(g.keys)
+	if g.keys = slices.DeleteFunc(g.keys, func(k string) bool { return k == key }); len(g.keys) == held {
 		g.hold(key, 1)
 	}
 	if g.keys = slices.Insert(g.keys, 0, key); len(g.keys) > MaxKeys {

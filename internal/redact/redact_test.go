@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,6 +173,21 @@ func TestRotatedKeysStayCovered(t *testing.T) {
 	}
 	if got := r.Plain(key(0)); got != key(0) {
 		t.Errorf("the key before the last %d is still held: %q", MaxKeys, got)
+	}
+	if len(g.keys) != MaxKeys || slices.Contains(g.keys, "") {
+		t.Errorf("the ring keeps %d keys, want %d, none empty: %q", len(g.keys), MaxKeys, g.keys)
+	}
+	other := r.NewRing()
+	for _, k := range []string{key(1), key(2), key(1)} {
+		other.Remember(k)
+	}
+	if !slices.Equal(other.keys, []string{key(1), key(2)}) {
+		t.Errorf("a key sent again: the ring keeps %q, want it first and once", other.keys)
+	}
+	other.Drop()
+	g.Drop()
+	if len(r.pieces) != 0 || len(r.short) != 0 || r.filter != [len(r.filter)]uint32{} {
+		t.Errorf("after the ring was dropped, %d pieces and %d short forms are still counted", len(r.pieces), len(r.short))
 	}
 }
 
