@@ -99,9 +99,9 @@ func run(args []string) int {
 	problems = append(problems, argProblems...)
 	_, parseErr := app.Parse(args)
 
-	// Every target's keys, from the moment each is loaded: every log line
-	// is redacted of them all.
-	keys := &redact.Rings{}
+	// Every target's keys, from its build to its last probe: every log
+	// line, page and text from the API is redacted of each of them.
+	keys := redact.New()
 	logger, slogger, err := newLogger(c.logLevel, c.logFormat, keys)
 	if err != nil {
 		problems = append(problems, err)

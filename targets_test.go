@@ -1,15 +1,23 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -177,4 +185,127 @@ func TestEveryTargetsKeyIsRedactedFromTheLog(t *testing.T) {
 			t.Errorf("no log line names target %s:\n%s", name, logs)
 		}
 	}
+}
+
+// TestAnotherTargetsKeyNeverShows: target a's API echoes target b's key,
+// which a never sent, before b was ever probed: raw in a 401 body, every
+// character \u-escaped in a 500 body, that body base64-encoded in a 502
+// (nested deeper: withheld), percent-encoded as the trend word and as it is
+// as an indicator key (invalid values). Neither the log, at debug, nor the
+// landing page, nor a's probe shows any of it, in any reading of one or
+// two layers of escapes.
+func TestAnotherTargetsKeyNeverShows(t *testing.T) {
+	keys := map[string]string{"a": "gsk_live_echoing_a_9d8c7b6a5f4e3d2c", "b": "gsk_live_victim_b_1a2b3c4d5e6f7a8b"}
+	victim := keys["b"]
+	var everyChar, percent strings.Builder
+	for i, r := range victim {
+		fmt.Fprintf(&everyChar, `\u%04x`, r)
+		fmt.Fprintf(&percent, "%%%02X", victim[i])
+	}
+	escaped := `{"detail":"not your key: ` + everyChar.String() + `"}`
+	sim := simulator.New(simulator.Config{Key: keys["a"]})
+	simDoc := func(r *http.Request, edit func(map[string]any)) []byte {
+		rec := httptest.NewRecorder()
+		sim.ServeHTTP(rec, r)
+		var doc map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+			t.Errorf("%s: %v", r.URL.Path, err)
+		}
+		edit(doc)
+		b, _ := json.Marshal(doc)
+		return b
+	}
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch strings.TrimPrefix(r.URL.Path, "/v1/") {
+		case "summaries":
+			http.Error(w, `{"error":"unauthorized","detail":"this is not `+victim+`"}`, http.StatusUnauthorized)
+		case "briefings":
+			http.Error(w, escaped, http.StatusInternalServerError)
+		case "conflict":
+			http.Error(w, "trace="+base64.StdEncoding.EncodeToString([]byte(escaped)), http.StatusBadGateway)
+		case "global-stability":
+			_, _ = w.Write(simDoc(r, func(d map[string]any) { d["trend"] = percent.String() }))
+		case "global-stability/pillar/cyber":
+			_, _ = w.Write(simDoc(r, func(d map[string]any) { d["indicators"] = []any{map[string]any{"key": victim, "value": 1}} }))
+		default:
+			sim.ServeHTTP(w, r)
+		}
+	}))
+	defer a.Close()
+	var bRequests atomic.Int64
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bRequests.Add(1)
+		http.Error(w, "b is never probed", http.StatusTeapot)
+	}))
+	defer b.Close()
+	dir := t.TempDir()
+	yaml := fmt.Sprintf("targets:\n  - {name: a, api_url: %q, api_key_file: a.key}\n  - {name: b, api_url: %q, api_key_file: b.key}\n", a.URL, b.URL)
+	for name, content := range map[string]string{"a.key": keys["a"], "b.key": keys["b"], "targets.yml": yaml} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := startExporter(t, nil, "--config.file="+filepath.Join(dir, "targets.yml"), "--log.level=debug")
+
+	_, probed := e.status(t, http.MethodGet, "/probe?target=a")
+	s := parseMetrics(t, probed)
+	for endpoint, field := range map[string]string{"global-stability": "trend", "global-stability/pillar/cyber": "indicators"} {
+		if v, _ := s.Get("global_stability_invalid_values", "endpoint", endpoint, "field", field); v != 1 {
+			t.Errorf("invalid_values{%s, %s} = %v, want 1: the echo was not read", endpoint, field, v)
+		}
+	}
+	landing := e.get(t, "/")
+	logs := e.waitForLog(t, "scrape failed")
+	if !strings.Contains(logs, redact.Mark) || !strings.Contains(logs, "<withheld: ") || !strings.Contains(landing, "Last scrape: ") {
+		t.Errorf("the echoes were not all read (a Mark, a withheld text, the last scrape):\n%s\n%s", logs, landing)
+	}
+	for what, text := range map[string]string{"the log": logs, "the landing page": landing, "the probe": probed} {
+		for _, reading := range oneOrTwoLayers(text) {
+			if piece := leakcheck.Find(reading, victim); piece != "" {
+				t.Errorf("%s shows %q of b's key:\n%s", what, piece, text)
+				break
+			}
+		}
+	}
+	if n := bRequests.Load(); n != 0 {
+		t.Errorf("b's API received %d requests: the echo came before b was ever probed, or should have", n)
+	}
+}
+
+// oneOrTwoLayers is text and what it reads as once one or two layers of
+// the escapes servers write are undone, with the standard library's
+// decoders where there is one: HTML references, JSON's \u, percent
+// escapes, base64 runs at each alignment.
+func oneOrTwoLayers(text string) []string {
+	unicode := regexp.MustCompile(`\\u[0-9a-fA-F]{4}`)
+	percent := regexp.MustCompile(`%[0-9a-fA-F]{2}`)
+	run := regexp.MustCompile(`[A-Za-z0-9+/]{11,}`)
+	readers := []func(string) string{
+		html.UnescapeString,
+		func(s string) string {
+			return unicode.ReplaceAllStringFunc(s, func(m string) string { r, _ := strconv.ParseUint(m[2:], 16, 32); return string(rune(r)) })
+		},
+		func(s string) string {
+			return percent.ReplaceAllStringFunc(s, func(m string) string { c, _ := strconv.ParseUint(m[1:], 16, 8); return string([]byte{byte(c)}) })
+		},
+		func(s string) string {
+			var out []string
+			for _, r := range run.FindAllString(s, -1) {
+				for off := range 4 {
+					d, _ := base64.RawStdEncoding.DecodeString(r[off:][:len(r[off:])/4*4])
+					out = append(out, string(d))
+				}
+			}
+			return strings.Join(out, "\x00")
+		},
+	}
+	out := []string{text}
+	for _, first := range readers {
+		once := first(text)
+		out = append(out, once)
+		for _, second := range readers {
+			out = append(out, second(once))
+		}
+	}
+	return out
 }

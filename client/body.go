@@ -28,7 +28,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // decodedBody undoes a Content-Encoding of gzip; identity or none passes
 // through, and anything else is named in the error.
-func decodedBody(resp *http.Response, keys *redact.Keyring) (io.Reader, error) {
+func decodedBody(resp *http.Response, keys *redact.Redactor) (io.Reader, error) {
 	raw := resp.Header.Get("Content-Encoding")
 	switch strings.ToLower(strings.TrimSpace(raw)) {
 	case "", "identity":
@@ -40,9 +40,9 @@ func decodedBody(resp *http.Response, keys *redact.Keyring) (io.Reader, error) {
 		}
 		return zr, nil
 	default:
-		// As received, redacted before it is cut or changed in any way:
-		// transforming first could hide a key from redaction.
-		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(keys.Redact(raw), 32))
+		// As received, through the door before it is cut or changed in any
+		// way: transforming first could hide a key from it.
+		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(keys.Upstream(raw), 32))
 	}
 }
 

@@ -66,10 +66,10 @@ type Config struct {
 	// Observe, if set, is called after every request, once its body has
 	// been read or abandoned.
 	Observe func(Request)
-	// Keyring remembers every key the client sends, so that text from the
-	// wire is redacted of it. Share it with the logger (main does) so that
-	// every log line is redacted too. Nil: the client keeps its own.
-	Keyring *redact.Keyring
+	// Keys is the ring of the client's keys in the process's Redactor,
+	// whose door (Upstream) every text from the wire goes through: redacted
+	// of every key the process holds. Nil: a Redactor of the client's own.
+	Keys *redact.Ring
 }
 
 // Request describes one request sent, for Config.Observe.
@@ -107,7 +107,7 @@ type Client struct {
 	maxBytes      int64 // of a page
 	maxDocBytes   int64 // of the other endpoints
 	observe       func(Request)
-	keys          *redact.Keyring // every key sent, to redact it from text off the wire
+	keys          *redact.Ring // every key sent, held by the Redactor that text off the wire goes through
 }
 
 // New checks cfg and returns a client. It sends no request.
@@ -135,7 +135,7 @@ func New(cfg Config) (*Client, error) {
 		maxBytes:      cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
 		maxDocBytes:   cmp.Or(max(cfg.MaxDocumentBytes, 0), DefaultMaxDocumentBytes),
 		observe:       cfg.Observe,
-		keys:          cfg.Keyring,
+		keys:          cfg.Keys,
 	}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -160,7 +160,7 @@ func New(cfg Config) (*Client, error) {
 		c.observe = func(Request) {}
 	}
 	if c.keys == nil {
-		c.keys = &redact.Keyring{}
+		c.keys = redact.New().NewRing()
 	}
 	return c, nil
 }
@@ -263,9 +263,9 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
-	raw, err := decodedBody(resp, c.keys)
+	raw, err := decodedBody(resp, c.keys.Redactor)
 	if err != nil {
-		return Meta{}, &DecodeError{Endpoint: where, Err: c.redactError(err)}
+		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
 	body := &limitedBody{r: raw, left: limit}
 	if err = decode(body); err == nil {
@@ -320,18 +320,21 @@ func (c *Client) classify(where string, body *limitedBody, limit int64, err erro
 		return &DecodeError{Endpoint: where, Field: de.Field, Err: c.redactError(de.Err)}
 	}
 	if errors.Is(err, ErrNotJSON) {
-		msg := err.Error()
+		msg := c.keys.Upstream(err.Error())
 		if head := c.excerpt(string(body.head), 80); head != "" {
 			msg += fmt.Sprintf(" (body starts %q)", head)
 		}
-		return &DecodeError{Endpoint: where, Err: c.redactError(errors.New(msg))}
+		return &DecodeError{Endpoint: where, Err: &redactedError{msg: msg, orig: err}}
 	}
 	return &DecodeError{Endpoint: where, Err: c.redactError(err)}
 }
 
-// excerpt makes text from the wire fit for a log line: without the key
-// (whole, or cut by the excerpt's ends), then sanitised to at most max bytes.
-func (c *Client) excerpt(s string, max int) string { return sanitize(c.keys.Redact(s), max) }
+// excerpt makes text from the wire fit for a log line: through the door
+// (no key, whole or cut by the excerpt's ends; deeper escapes withheld),
+// then sanitised to at most max bytes.
+func (c *Client) excerpt(s string, max int) string {
+	return sanitize(c.keys.Upstream(s), max)
+}
 
 // withoutURL strips *url.Error, whose text carries the whole request URL.
 func withoutURL(err error) error {

@@ -37,9 +37,9 @@
 // it carries the key (whatever the letter case of its host). No error text
 // holds any run of 8 bytes or more of the key, raw or in a common encoding,
 // whatever the upstream echoes: error bodies, header lines, status lines,
-// Content-Type, Content-Encoding and Location values are all redacted
-// (package internal/redact) before anything cuts or changes them.
-// Client.Redact does the same for text from elsewhere; share the Keyring
-// (Config.Keyring) with the logger so that every log line is redacted too.
+// Content-Type, Content-Encoding and Location values all go through the
+// door of package internal/redact (Config.Keys: the process's Redactor,
+// holding every target's keys) before anything cuts or changes them: a
+// key is redacted, text whose escapes nest deeper than one layer withheld.
 // Printing a *Client with any fmt verb shows only the redacted base URL.
 package client

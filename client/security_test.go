@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -17,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // randomKey returns a key of n URL-safe characters.
@@ -217,20 +217,50 @@ func TestRedirectTargetIsNamed(t *testing.T) {
 	}
 }
 
-// TestRedact: what the client offers for text it did not produce itself.
-func TestRedact(t *testing.T) {
-	key := randomKey(t, 40)
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusTeapot) })
-	c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.APIKey = client.StaticKey(key) })
-	_, _ = summary(c) // the client has now sent the key
-	line := "Unsolicited response received on idle HTTP channel starting with \"Bearer " + key[:20]
-	if got := c.Redact(line); keyPiece(got, key) != "" {
-		t.Errorf("Redact(%q) = %q", line, got)
+// TestErrorsAreRedactedOfEveryKeyOfTheProcess: the client's door is the
+// process's Redactor. Another target's key (held from that target's build,
+// never sent by this client), echoed by this client's API raw, escaped one
+// layer or nested deeper, is in none of its errors, the nested echo
+// withheld whole; so is the client's own key, held from its first request.
+func TestErrorsAreRedactedOfEveryKeyOfTheProcess(t *testing.T) {
+	own, other := randomKey(t, 40), randomKey(t, 40)
+	keys := redact.New()
+	keys.NewRing().Remember(other)
+	var mu sync.Mutex
+	echo := ""
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		http.Error(w, echo, http.StatusUnauthorized)
+	})
+	c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.APIKey, cfg.Keys = client.StaticKey(own), keys.NewRing() })
+	var everyChar strings.Builder
+	for _, r := range other {
+		fmt.Fprintf(&everyChar, `\u%04x`, r)
 	}
-	sc := bufio.NewScanner(strings.NewReader(c.Redact("a " + key + " b")))
-	sc.Scan()
-	if sc.Text() != "a <redacted> b" {
-		t.Errorf("Redact of a whole key = %q", sc.Text())
+	escaped := `{"detail":"the key ` + everyChar.String() + ` is another account's"}`
+	for name, body := range map[string]string{
+		"raw":          "the key " + other + " is another account's",
+		"escaped":      escaped,
+		"nested":       "trace=" + base64.StdEncoding.EncodeToString([]byte(escaped)),
+		"own key, raw": "Bearer " + own + " refused",
+	} {
+		mu.Lock()
+		echo = body
+		mu.Unlock()
+		_, err := summary(c)
+		if err == nil || !errors.Is(err, client.ErrAuth) {
+			t.Fatalf("%s: err = %v, want an authentication error", name, err)
+		}
+		msg := err.Error()
+		for _, key := range []string{own, other} {
+			if piece := keyPiece(msg, key); piece != "" || strings.Contains(msg, everyChar.String()[:48]) {
+				t.Errorf("%s: the error shows the key (%q): %s", name, piece, msg)
+			}
+		}
+		if withheld := strings.Contains(msg, "<withheld: "); withheld != (name != "raw" && name != "own key, raw") {
+			t.Errorf("%s: withheld %v, want it for escaped echoes only: %s", name, withheld, msg)
+		}
 	}
 }
 

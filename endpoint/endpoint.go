@@ -105,10 +105,10 @@ type Metric struct {
 
 // Config is what judging and folding need at run time.
 type Config struct {
-	MaxLabelValues int             // series of a capped metric per scrape (per pillar for indicators)
-	GridDegrees    float64         // cell size of Cells
-	MaxNameBytes   int             // longest trend word, indicator key or category
-	Keys           *redact.Keyring // a name holding a piece of a key is invalid
+	MaxLabelValues int              // series of a capped metric per scrape (per pillar for indicators)
+	GridDegrees    float64          // cell size of Cells
+	MaxNameBytes   int              // longest trend word, indicator key or category
+	Keys           *redact.Redactor // a name holding a piece of a key is invalid
 	Now            func() time.Time
 	// Store keeps answers for reuse while the API allows; nil asks the API
 	// for every body every time.

@@ -22,7 +22,7 @@ import (
 // validators, so a list is never stitched from pages of different moments.
 func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Result, Reuse, error) {
 	if c.Keys == nil {
-		c.Keys = cl.Keys() // the names are judged against the keys it sends
+		c.Keys = cl.Redactor() // the names are judged against every key of the process
 	}
 	if r, reuse, ok := e.Reusable(c); ok {
 		return r, reuse, nil

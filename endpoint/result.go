@@ -93,11 +93,12 @@ func (col *Collection) Result() Result {
 }
 
 // withoutKeys leaves out every series whose label value, a name from the
-// API's data, holds a piece of a key once its escapes are undone (HTML
-// entities, percent-encoding, base64, nested): a label value is written to
-// /metrics as it is, and a dashboard would decode it. Each is counted as
-// an invalid value of its field. Only the series exported are checked, so
-// the cost is bounded by the label caps, not by what the API sends.
+// API's data, the door would change: a piece of a key, as it is or behind a
+// layer of escapes (HTML entities, percent-encoding, base64), or escapes
+// nested deeper. A label value is written to /metrics as it is, and a
+// dashboard would decode it. Each is counted as an invalid value of its
+// field. Only the series exported are checked, so the cost is bounded by
+// the label caps, not by what the API sends.
 func (col *Collection) withoutKeys(r *Result) {
 	if col.c.Keys == nil {
 		return
@@ -105,7 +106,7 @@ func (col *Collection) withoutKeys(r *Result) {
 	kept := r.Samples[:0]
 	for _, s := range r.Samples {
 		if field, bad := col.namedLabelHoldsKey(s); bad {
-			r.Invalid.add(field, field+": a name holds a piece of the API key once its escapes are undone")
+			r.Invalid.add(field, field+": a name holds a piece of an API key behind escapes, or escapes nested too deep to judge")
 			continue
 		}
 		kept = append(kept, s)
@@ -120,7 +121,7 @@ func (col *Collection) namedLabelHoldsKey(s Sample) (field string, holds bool) {
 		if _, fixed := col.e.Labels[name]; fixed || name == "endpoint" {
 			continue // from the description, not the API
 		}
-		if col.c.Keys.Holds(s.Labels[i]) {
+		if col.c.Keys.Upstream(s.Labels[i]) != s.Labels[i] {
 			return col.countedAs(s.Metric), true
 		}
 	}

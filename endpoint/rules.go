@@ -91,7 +91,7 @@ func Name(raw jsontext.Value, c *Config) (Value, string) {
 	switch {
 	case s == "":
 		return Value{}, "empty"
-	case c.Keys.HoldsWritten(s): // escaped pieces: Collection.Result, for the names exported
+	case c.Keys.Plain(s) != s: // behind escapes: Collection.Result, for the names exported
 		return Value{}, "holds a piece of the API key"
 	}
 	if c.interned != nil && len(c.interned) < maxInterned {

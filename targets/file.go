@@ -15,6 +15,8 @@ import (
 
 	commonconfig "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v2"
+
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // Limits of what the exporter reads from files, each refused whole past it
@@ -24,7 +26,7 @@ const (
 	MaxTargets     = 1000    // each costs a client, a store and its series
 	MaxFileBytes   = 4 << 20 // the targets' file
 	MaxKeyBytes    = 4 << 10 // a key file
-	MinKeyLength   = 16      // shorter keys would match ordinary text when the log is redacted of them
+	MinKeyLength   = redact.MinKeyLength
 	fileReadTimout = 10 * time.Second
 )
 

@@ -25,9 +25,9 @@ const userAgentName = "global_stability_exporter"
 // Env is what the targets of one process share: the process itself.
 type Env struct {
 	Logger log.Logger
-	// Keys holds every target's key ring, for the logger's redaction: every
-	// line is redacted of every target's keys.
-	Keys *redact.Rings
+	// Keys holds every target's keys, from its build to its last probe: the
+	// one Redactor of the log, the pages and every text from the API.
+	Keys *redact.Redactor
 	// API holds the API request counters and quota gauges of every target;
 	// with Named, each target's series carry its name in a target label.
 	API *collector.APIMetrics
@@ -55,7 +55,7 @@ type Target struct {
 	env         Env
 	logger      log.Logger
 	client      *client.Client
-	keys        *redact.Keyring
+	keys        *redact.Ring
 	api         *collector.APIMetrics // this target's view of Env.API
 	scrapes     prometheus.Counter
 	collections *collector.Collections
@@ -72,7 +72,7 @@ type Target struct {
 // New builds a target from its settings: the one place where a target's
 // parts are made. It sends nothing; the settings must have been validated.
 func New(name string, s Settings, env Env) (*Target, error) {
-	t := &Target{Name: name, Settings: s, env: env, logger: env.Logger, keys: &redact.Keyring{}}
+	t := &Target{Name: name, Settings: s, env: env, logger: env.Logger}
 	labels := []string{}
 	if env.Named {
 		labels = append(labels, name)
@@ -100,6 +100,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	t.api = env.API.Target(labels, endpointLabels)
 	t.scrapes = env.Scrapes.WithLabelValues(labels...)
+	t.keys = env.Keys.NewRing()
 	t.client, err = client.New(client.Config{
 		BaseURL:          u.String(),
 		APIKey:           announceRotation(s.Key, s.KeyFrom, t.logger),
@@ -110,13 +111,18 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		MaxPages:         s.MaxPages,
 		MaxResponseBytes: int64(s.MaxResponseBytes),
 		MaxDocumentBytes: int64(s.MaxDocumentBytes),
-		Keyring:          t.keys,
+		Keys:             t.keys,
 		Observe:          t.api.Observer(t.logger),
 	})
 	if err != nil {
+		t.keys.Drop()
 		return nil, &FieldError{Field: "api_url", Err: err}
 	}
-	env.Keys.Add(t.keys)
+	// Known from now on, not from the first request: another target's API
+	// may echo it first.
+	if key, err := s.Key(); err == nil {
+		t.keys.Remember(key)
+	}
 	var store *endpoint.Store
 	if s.HTTPCache || s.SummaryRefresh > 0 {
 		store = endpoint.NewStore(s.HTTPCache)
@@ -188,6 +194,9 @@ func (t *Target) release() { t.use.RUnlock() }
 // Collections are the target's collections, for the landing page.
 func (t *Target) Collections() *collector.Collections { return t.collections }
 
+// Redactor holds every target's keys: the landing page's door.
+func (t *Target) Redactor() *redact.Redactor { return t.keys.Redactor }
+
 // Describe is what the start-up log says of the target: where the API is
 // and where its key comes from (never the key).
 func (t *Target) Describe() []any { return []any{"api_url", t.API, "key_from", t.Settings.KeyFrom} }
@@ -202,7 +211,7 @@ func (t *Target) Close(forget bool) {
 		t.closed = true
 		t.use.Unlock()
 		t.client.CloseIdleConnections()
-		t.env.Keys.Remove(t.keys)
+		t.keys.Drop()
 		if forget {
 			t.env.API.Forget(t.Name)
 			t.env.Scrapes.DeleteLabelValues(t.Name)

@@ -1,301 +1,224 @@
-// Package redact keeps API keys out of every text the exporter writes. A
-// Keyring remembers each key the process has sent and removes from a text
-// any run of MinPiece or more bytes of one, wherever it sits, in the forms
-// an upstream commonly echoes it: raw, Go- or JSON-escaped (`\/` too),
-// HTML-escaped, percent-encoded and base64 (standard and URL alphabets, at
-// any alignment), ignoring ASCII letter case, so that an upstream (or our
-// own code) that lower- or upper-cases a header cannot carry a key past it.
+// Package redact keeps API keys out of everything the exporter writes. One
+// Redactor holds every key of the process, from the moment its target is
+// built until its last probe has ended. Plain reads our own text (log
+// values) for a key's forms, undoing nothing; Upstream, the one door for
+// text from the API (error excerpts, quoted headers, label values), undoes
+// one layer of escapes too and withholds any text they nest deeper in.
 package redact
 
 import (
-	"cmp"
 	"encoding/base64"
 	"encoding/json"
-	"html"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // Mark stands in for a key, or a piece of one, in any text.
 const Mark = "<redacted>"
 
-// MinPiece is the shortest run of a key's bytes that is removed wherever it
-// appears. Shorter runs would match ordinary text too often, and say too
-// little about a key to matter. A key shorter than this is removed only
-// whole.
+// MinPiece is the shortest run of a key's bytes removed wherever it
+// appears: shorter runs match ordinary text too often and say too little of
+// a key to matter. A form of a key shorter than this is removed whole.
 const MinPiece = 8
 
-// MaxKeys bounds how many distinct keys a Keyring remembers: each costs a
-// set of its pieces (a few KiB for a 64-byte key). A process whose key file
-// rotates hourly keeps its last 64 keys, more than two days of them.
+// MinKeyLength is the shortest key to accept: twice MinPiece, so that what
+// a cut excerpt can still show of a key (under MinPiece bytes at each end)
+// is less than half of it, and its pieces are runs no ordinary word holds
+// by chance (a one-letter key would be a piece of every word holding it).
+const MinKeyLength = 2 * MinPiece
+
+// MaxKeys bounds the keys a Ring keeps: a key file rotated hourly keeps its
+// last 64 keys covered, more than two days of them.
 const MaxKeys = 64
 
-// Keyring is safe for concurrent use. Its zero value is ready; a nil
-// *Keyring holds no key (Redact returns its input).
-type Keyring struct {
-	mu    sync.Mutex          // serialises Remember
-	state atomic.Pointer[set] // an immutable snapshot, replaced whole
+// Withheld is what Upstream gives instead of a text of n bytes.
+func Withheld(n int) string { return "<withheld: " + strconv.Itoa(n) + " bytes>" }
+
+// Redactor holds every key of the process. Safe for concurrent use; a nil
+// *Redactor holds none and leaves every text as it is.
+type Redactor struct {
+	mu     sync.RWMutex
+	pieces map[uint64]int32 // how often each MinPiece-byte window of a form of a key held, folded, occurs
+	short  map[string]int32 // how often each form shorter than MinPiece, folded, occurs
+	filter [1 << 14]uint32  // the pieces by a hash: most windows of a text skip the map, which would cost most of the time
 }
 
-// set is what Redact reads: never changed once published, so a Redact
-// running beside a Remember sees one consistent set.
-type set struct {
-	version uint64              // counts the sets published
-	keys    []string            // newest first
-	pieces  map[uint64]struct{} // every MinPiece-byte window of every form of every key, lower-cased
-	short   []string            // keys shorter than MinPiece: removed whole
+// New returns a Redactor holding no key.
+func New() *Redactor { return &Redactor{pieces: map[uint64]int32{}, short: map[string]int32{}} }
+
+// Ring is one target's keys in a Redactor: its last MaxKeys distinct keys,
+// so that a rotated key file leaves the earlier ones covered.
+type Ring struct {
+	*Redactor          // holding the ring's keys, with every other ring's
+	keys      []string // newest first; guarded by mu
+	gone      bool     // dropped; guarded by mu
 }
 
-// Remember adds key to the keys to redact. It is cheap for a key it
-// already holds, so call it for every request.
-func (k *Keyring) Remember(key string) {
-	if key == "" {
+// NewRing returns a ring whose keys r holds until Drop.
+func (r *Redactor) NewRing() *Ring { return &Ring{Redactor: r} }
+
+// Remember makes key the ring's newest: cheap if it is, so call it for
+// every request.
+func (g *Ring) Remember(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if key == "" || g.gone || len(g.keys) > 0 && g.keys[0] == key {
 		return
 	}
-	if s := k.state.Load(); s != nil && len(s.keys) > 0 && s.keys[0] == key {
-		return
+	held := len(g.keys)
+	if g.keys = slices.DeleteFunc(g.keys, func(k string) bool { return k == key }); len(g.keys) == held {
+		g.hold(key, 1)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	old := k.state.Load()
-	keys := []string{key}
-	if old != nil {
-		for _, o := range old.keys {
-			if o != key && len(keys) < MaxKeys {
-				keys = append(keys, o)
-			}
-		}
+	if g.keys = slices.Insert(g.keys, 0, key); len(g.keys) > MaxKeys {
+		g.hold(g.keys[MaxKeys], -1)
+		g.keys = g.keys[:MaxKeys]
 	}
-	next := &set{keys: keys, pieces: map[uint64]struct{}{}, version: 1}
-	if old != nil {
-		next.version = old.version + 1
-	}
-	for _, key := range keys {
-		if len(key) < MinPiece {
-			next.short = append(next.short, key)
-			continue
-		}
-		for _, form := range forms(key) {
-			for i := 0; i+MinPiece <= len(form); i++ {
-				next.pieces[pack(form[i:i+MinPiece])] = struct{}{}
-			}
-		}
-	}
-	k.state.Store(next)
 }
 
-// Redact returns s with every piece of MinPiece bytes or more of a
-// remembered key, in any of the covered forms, replaced by Mark.
-func (k *Keyring) Redact(s string) string {
-	if k == nil {
-		return s
+// Drop lets go of the ring's keys, once no probe of its target is left.
+func (g *Ring) Drop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, k := range g.keys {
+		g.hold(k, -1)
 	}
-	return redact(s, k.state.Load())
+	g.keys, g.gone = nil, true
 }
 
-// redact removes from s every piece of every key of the sets (a nil set
-// holds none). The text is decoded once, whatever the number of sets: a
-// process with many targets redacts each log value of all their keys.
-func redact(s string, sets ...*set) string {
-	if s == "" {
-		return s
-	}
-	anyPieces := false
-	for _, st := range sets {
-		if st == nil {
-			continue
-		}
-		for _, key := range st.short {
-			s = strings.ReplaceAll(s, key, Mark)
-		}
-		anyPieces = anyPieces || len(st.pieces) > 0
-	}
-	if len(s) < MinPiece || !anyPieces {
-		return s
-	}
-	isPiece := func(w uint64) bool {
-		for _, st := range sets {
-			if st == nil {
-				continue
-			}
-			if _, ok := st.pieces[w]; ok {
-				return true
+// hold adds (by 1) or takes away (by -1) key's forms. The caller holds mu.
+func (r *Redactor) hold(key string, by int32) {
+	for _, f := range forms(key) {
+		if f = folded(f); f != "" && len(f) < MinPiece {
+			if r.short[f] += by; r.short[f] == 0 {
+				delete(r.short, f)
 			}
 		}
-		return false
-	}
-	// Every window of MinPiece bytes that is a piece of a key, in the text
-	// as it is and in what it decodes to, marks the span of the text it
-	// came from; overlapping or touching spans become one Mark.
-	var spans []span
-	for i := 0; i+MinPiece <= len(s); i++ {
-		if isPiece(pack(s[i : i+MinPiece])) {
-			spans = append(spans, span{int32(i), int32(i + MinPiece)})
-		}
-	}
-	if mayBeEncoded(s) {
-		for _, v := range decodedViews(s)[1:] {
-			for i := 0; i+MinPiece <= len(v.b); i++ {
-				if isPiece(packBytes(v.b[i:i+MinPiece])) && v.start[i] >= 0 && v.end[i+MinPiece-1] >= 0 {
-					spans = append(spans, span{v.start[i], v.end[i+MinPiece-1]})
+		var w uint64
+		for i := range len(f) {
+			if w = w<<8 | uint64(f[i]); i >= MinPiece-1 {
+				if r.filter[hash(w)] += uint32(by); r.pieces[w]+by == 0 { //nolint:gosec // G115: -1 wraps to a decrement
+					delete(r.pieces, w)
+				} else {
+					r.pieces[w] += by
 				}
 			}
 		}
 	}
-	if len(spans) == 0 {
+}
+
+func hash(w uint64) uint64 { return w * 0x9E3779B97F4A7C15 >> 50 }
+
+// Plain returns our own text s with each piece of a key held as Mark.
+func (r *Redactor) Plain(s string) string { return r.redact(s, false) }
+
+// Upstream is the door for text from the API: s with each piece of a key
+// held as Mark, or Withheld(len(s)) if its escapes undone once show a key,
+// or escapes still (nested deeper), or what that one layer cannot read.
+func (r *Redactor) Upstream(s string) string { return r.redact(s, true) }
+
+func (r *Redactor) redact(s string, upstream bool) string {
+	if r == nil {
 		return s
 	}
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out, found := find(r, s)
+	if !found {
+		out = s
+	}
+	if !upstream {
+		return out
+	}
+	once, decoded := unescape([]byte(out))
+	holds := func(b []byte) bool { _, found := find(r, b); return found }
+	if decoded && (holds(once) || hasEscape(once)) || inBase64(once, func(d []byte) bool { return holds(d) || nested(d) }) {
+		return Withheld(len(s))
+	}
+	return out
+}
+
+// find returns s with each run of bytes that is part of a piece of a key
+// replaced by one Mark, if there is any.
+func find[T string | []byte](r *Redactor, s T) (marked string, found bool) {
+	var hit []bool
+	mark := func(from, to int) {
+		if hit == nil {
+			hit = make([]bool, len(s))
+		}
+		for ; from < to; from++ {
+			hit[from] = true
+		}
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		if w = w<<8 | uint64(folding[s[i]]); i >= MinPiece-1 && r.filter[hash(w)] > 0 && r.pieces[w] > 0 {
+			mark(i+1-MinPiece, i+1)
+		}
+	}
+	for f := range r.short {
+		l := folded(string(s))
+		for at, i := 0, strings.Index(l, f); i >= 0; at, i = at+i+1, strings.Index(l[at+i+1:], f) {
+			mark(at+i, at+i+len(f))
+		}
+	}
 	var b strings.Builder
-	copied := int32(0)
-	cur := spans[0]
-	flush := func() {
-		b.WriteString(s[copied:cur.from])
-		b.WriteString(Mark)
-		copied = cur.to
-	}
-	for _, sp := range spans[1:] {
-		if sp.from <= cur.to {
-			cur.to = max(cur.to, sp.to)
-			continue
-		}
-		flush()
-		cur = sp
-	}
-	flush()
-	b.WriteString(s[copied:])
-	return b.String()
-}
-
-// span is [from, to) of a text.
-type span struct{ from, to int32 }
-
-// Version changes whenever the set of keys does, so that a caller that
-// caches what it checked with Holds knows when to check again.
-func (k *Keyring) Version() uint64 {
-	if k == nil {
-		return 0
-	}
-	if s := k.state.Load(); s != nil {
-		return s.version
-	}
-	return 0
-}
-
-// Holds reports whether s holds a piece of a remembered key that Redact
-// would remove, in any of the forms and escapes it undoes.
-func (k *Keyring) Holds(s string) bool { return k.Redact(s) != s }
-
-// HoldsWritten reports whether s holds a piece of a remembered key in one
-// of the forms it is commonly written in (see forms), without undoing any
-// escape: the check of every name of every item as it is read, cheap
-// enough for a million of them. What escapes hide is Holds's to find, on
-// the fewer texts that are exported.
-func (k *Keyring) HoldsWritten(s string) bool {
-	if k == nil {
-		return false
-	}
-	st := k.state.Load()
-	if st == nil || s == "" {
-		return false
-	}
-	for _, key := range st.short {
-		if strings.Contains(s, key) {
-			return true
+	for i := range hit {
+		if !hit[i] {
+			b.WriteByte(s[i])
+		} else if i == 0 || !hit[i-1] {
+			b.WriteString(Mark)
 		}
 	}
-	for i := 0; i+MinPiece <= len(s); i++ {
-		if _, ok := st.pieces[pack(s[i:i+MinPiece])]; ok {
-			return true
-		}
-	}
-	return false
+	return b.String(), hit != nil
 }
 
-// packBytes is pack for bytes.
-func packBytes(w []byte) uint64 {
-	var v uint64
-	for i := range MinPiece {
-		c := w[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
-// pack folds ASCII letters to lower case and packs 8 bytes into a word.
-func pack(w string) uint64 {
-	var v uint64
-	for i := range MinPiece {
-		c := w[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
-// forms lists the ways a key is commonly written back by an upstream or a
-// library: raw; as Go's %q and encoding/json escape it (JSON's `\/` too);
-// HTML-escaped; percent-encoded as a query value, a path segment, and every
-// byte but the unreserved ones; and base64 in both alphabets at each of the
-// three alignments a key can have inside a longer encoded text (after
-// "Bearer ", say).
+// forms are the ways a key is written: as our code may print it (as it is,
+// Go-quoted, JSON-escaped); as servers echo it, for a Mark that keeps the
+// rest readable (JSON's `\/`, percent-encoded); its UTF-8 bytes read as
+// Latin-1 (as a Python WSGI server hands a header on, for JSON to escape as
+// \u00XX); and base64 of either, at the three alignments it can have.
 func forms(key string) []string {
-	out := []string{key, html.EscapeString(key), url.QueryEscape(key), url.PathEscape(key), percentAll(key)}
-	if q := strconv.Quote(key); len(q) >= 2 {
-		out = append(out, q[1:len(q)-1])
+	j, _ := json.Marshal(key)
+	latin1 := make([]rune, len(key))
+	for i := range len(key) {
+		latin1[i] = rune(key[i])
 	}
-	if j, err := json.Marshal(key); err == nil && len(j) >= 2 {
-		inner := string(j[1 : len(j)-1])
-		out = append(out, inner, strings.ReplaceAll(inner, "/", `\/`))
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+	q, a, js := strconv.Quote(key), strconv.QuoteToASCII(key), string(j[1:len(j)-1]) // without their quotes
+	out := []string{key, q[1 : len(q)-1], a[1 : len(a)-1], js, strings.ReplaceAll(js, "/", `\/`), url.QueryEscape(key), url.PathEscape(key), string(latin1)}
+	for _, k := range []string{key, string(latin1)} {
 		for pad := range 3 {
-			out = append(out, base64Core(enc, key, pad))
+			e := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x00", pad) + k + "\x00\x00"))
+			// The characters whose six bits all come from the key.
+			if from, to := (8*pad+5)/6, 8*(pad+len(k))/6; from < to {
+				out = append(out, e[from:to])
+			}
 		}
 	}
 	return out
 }
 
-// percentAll percent-encodes every byte that is not unreserved (RFC 3986).
-func percentAll(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
+// folding lower-cases ASCII letters (a header's case changed carries no key
+// past) and reads base64url's '-' and '_' as base64's '+' and '/' (one form
+// of a key's base64 covers both alphabets, mixed too).
+var folding = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
 	}
-	return b.String()
-}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] += 'a' - 'A'
+	}
+	t['-'], t['_'] = '+', '/'
+	return t
+}()
 
-// base64Core is what key's base64 encoding looks like wherever it sits,
-// when key starts pad bytes into a 3-byte group: the characters whose six
-// bits all come from the key, in a run (those at either end that mix in a
-// neighbour's bits are left out).
-func base64Core(enc *base64.Encoding, key string, pad int) string {
-	src := make([]byte, pad+len(key)+2) // room for the bits after the key
-	copy(src[pad:], key)
-	e := enc.EncodeToString(src)
-	from, to := pad, pad+len(key)
-	var b strings.Builder
-	for j := range len(e) {
-		if first, last := 6*j/8, (6*j+5)/8; first >= from && last < to {
-			b.WriteByte(e[j])
-		}
+// folded is s with every byte folded, each at its offset.
+func folded(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = folding[c]
 	}
-	return b.String()
+	return string(b)
 }

@@ -1,8 +1,12 @@
 package redact
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,121 +24,239 @@ var keys = []string{
 	strings.Repeat(`Ab1/+=#&"\<>%~ zZ9`, 9),
 }
 
+// holding is a Redactor holding keys, each in a ring of its own.
+func holding(keys ...string) *Redactor {
+	r := New()
+	for _, k := range keys {
+		r.NewRing().Remember(k)
+	}
+	return r
+}
+
+// plainForms are how our own code may print a key: as it is, in either
+// case, Go-quoted (%q, %+q) and JSON-escaped.
+func plainForms(key string) []string {
+	j, _ := json.Marshal(key)
+	return []string{key, strings.ToLower(key), strings.ToUpper(key), strconv.Quote(key), strconv.QuoteToASCII(key), string(j)}
+}
+
 // writtenForms are the forms leakcheck knows, and the key in upper and
 // lower case.
 func writtenForms(key string) []string {
 	return append(leakcheck.Forms(key), strings.ToLower(key), strings.ToUpper(key), strings.ToLower(url.QueryEscape(key)))
 }
 
-func leak(text, key string) string { return leakcheck.Find(text, key) }
-
-// TestNoPieceOfAKeyAnywhere puts every piece of every written form of the
-// key, from MinPiece bytes to whole, anywhere in a text (start, middle,
-// end, twice), and wants none of it back.
-func TestNoPieceOfAKeyAnywhere(t *testing.T) {
-	for _, key := range keys {
-		var k Keyring
-		k.Remember(key)
-		for _, form := range writtenForms(key) {
-			// Every start in the short keys; in the long one, a stride
-			// that still meets every character class of its pattern.
-			stride := 1 + len(form)/40
-			for start := 0; start+MinPiece <= len(form); start += stride {
-				for _, end := range []int{start + MinPiece, start + MinPiece + 1, (start + len(form) + MinPiece) / 2, len(form)} {
-					if end > len(form) || end-start < MinPiece {
-						continue
-					}
-					piece := form[start:end]
-					for _, text := range []string{
-						piece,
-						"HTTP 401: invalid key " + piece + ", check it",
-						"starting with \"" + piece,
-						piece + " and again " + piece,
-					} {
-						if got := k.Redact(text); leak(got, key) != "" {
-							t.Fatalf("key %.12q…: Redact(%q) = %q still holds %q", key, text, got, leak(got, key))
-						}
-					}
-				}
+// pieces calls f with every piece of form from MinPiece bytes to whole, in
+// texts that put it at the start, the middle, the end, and twice.
+func pieces(form string, f func(text string)) {
+	// Every start in the short keys; in the long one, a stride that still
+	// meets every character class of its pattern.
+	stride := 1 + len(form)/40
+	for start := 0; start+MinPiece <= len(form); start += stride {
+		for _, end := range []int{start + MinPiece, start + MinPiece + 1, (start + len(form) + MinPiece) / 2, len(form)} {
+			if end > len(form) || end-start < MinPiece {
+				continue
+			}
+			piece := form[start:end]
+			for _, text := range []string{piece, "HTTP 401: invalid key " + piece + ", check it", "starting with \"" + piece, piece + " and again " + piece} {
+				f(text)
 			}
 		}
 	}
 }
 
-// TestOrdinaryTextIsKept: redaction removes what holds a piece of the key
+// TestNoPieceOfAKeyAnywhere: every piece of every written form of a key,
+// anywhere in a text, is gone from what Upstream lets through (a Mark in
+// its place, or the text withheld), and every piece of a plain form from
+// what Plain lets through.
+func TestNoPieceOfAKeyAnywhere(t *testing.T) {
+	for _, key := range keys {
+		r := holding(key)
+		for _, form := range writtenForms(key) {
+			pieces(form, func(text string) {
+				if got := r.Upstream(text); leakcheck.Find(got, key) != "" || readsKey(got, key) != "" {
+					t.Fatalf("key %.12q…: Upstream(%q) = %q still holds a piece", key, text, got)
+				}
+			})
+		}
+		for _, form := range plainForms(key) {
+			pieces(form, func(text string) {
+				if got := r.Plain(text); leakcheck.Find(got, key) != "" {
+					t.Fatalf("key %.12q…: Plain(%q) = %q still holds %q", key, text, got, leakcheck.Find(got, key))
+				}
+			})
+		}
+	}
+}
+
+// TestOrdinaryTextIsKept: redaction removes what holds a piece of a key
 // and nothing else, so log lines stay readable.
 func TestOrdinaryTextIsKept(t *testing.T) {
-	var k Keyring
-	k.Remember(keys[0])
+	r := holding(keys[0])
 	for _, text := range []string{
 		"", "short", "HTTP 503 Service Unavailable: try again later",
 		"9f8e7d6", // 7 bytes of the key: too short to say anything
 		"x9f8e7d6x",
 		`{"error":"unauthorized","message":"invalid API key"}`,
 	} {
-		if got := k.Redact(text); got != text {
-			t.Errorf("Redact(%q) = %q, want it unchanged", text, got)
+		if got := r.Upstream(text); got != text {
+			t.Errorf("Upstream(%q) = %q, want it unchanged", text, got)
+		}
+		if got := r.Plain(text); got != text {
+			t.Errorf("Plain(%q) = %q, want it unchanged", text, got)
 		}
 	}
-	if got, want := k.Redact("a "+keys[0]+" b "+keys[0][3:11]+" c"), "a "+Mark+" b "+Mark+" c"; got != want {
-		t.Errorf("Redact = %q, want %q", got, want)
+	text := "a " + keys[0] + " b " + keys[0][3:11] + " c"
+	for name, redact := range map[string]func(string) string{"Plain": r.Plain, "Upstream": r.Upstream} {
+		if got, want := redact(text), "a "+Mark+" b "+Mark+" c"; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
 	}
-	var none Keyring
-	if got := none.Redact("text " + keys[0]); got != "text "+keys[0] {
-		t.Errorf("an empty keyring changed %q", got)
+	if got := New().Upstream("text " + keys[0]); got != "text "+keys[0] {
+		t.Errorf("a Redactor holding no key changed %q", got)
 	}
-	var nilRing *Keyring
-	if got := nilRing.Redact("text"); got != "text" || nilRing.Holds("text") || nilRing.Version() != 0 {
-		t.Error("a nil keyring must hold nothing")
-	}
-}
-
-func TestShortKeyIsRemovedWhole(t *testing.T) {
-	var k Keyring
-	k.Remember("s3cr3t")
-	if got := k.Redact("bearer s3cr3t!"); got != "bearer "+Mark+"!" {
-		t.Errorf("Redact = %q", got)
+	var none *Redactor
+	if none.Upstream("text") != "text" || none.Plain("text") != "text" {
+		t.Error("a nil Redactor must hold nothing")
 	}
 }
 
-// TestRotatedKeysStayCovered: every one of the last MaxKeys distinct keys
-// is redacted, the newest and the oldest alike; a key sent again does not
-// crowd another out; the one before them is dropped (the README says so).
+// TestPlainDecodesNothing: our own text is matched against the key's
+// forms as they are written, never decoded: an escape of the key is the
+// door's to find, in upstream text; its base64, a form, is found.
+func TestPlainDecodesNothing(t *testing.T) {
+	key := "Zq8LmN3pR5sT7vW9xY2aB4cD6eF"
+	r := holding(key)
+	for _, name := range []string{"percent-every", "json-every", "html-decimal", "js-hex"} {
+		if text := encoders[name](key); r.Plain(text) != text {
+			t.Errorf("Plain changed %s of the key: %q", name, r.Plain(text))
+		}
+	}
+	if text := "Bearer " + encoders["base64"](key); leakcheck.Find(r.Plain(text), key) != "" {
+		t.Errorf("Plain left the key's base64 in %q", r.Plain(text))
+	}
+}
+
+// TestAShortKeyNeverLeaks: a key shorter than MinPiece (refused at start-up,
+// given anyway) is removed whole, in any case and in its written forms.
+func TestAShortKeyNeverLeaks(t *testing.T) {
+	for _, key := range []string{"s3cr3t", "Ab+/=", "k€y1"} {
+		r := holding(key)
+		for _, form := range append(writtenForms(key), fmt.Sprintf("%q", key)) {
+			for _, text := range []string{"bearer " + form + "!", form} {
+				if got := r.Upstream(text); strings.Contains(strings.ToLower(got), strings.ToLower(form)) {
+					t.Errorf("key %q: Upstream(%q) = %q", key, text, got)
+				}
+			}
+		}
+		if got := r.Plain("bearer " + strings.ToUpper(key) + "!"); got != "bearer "+Mark+"!" {
+			t.Errorf("key %q: Plain = %q", key, got)
+		}
+	}
+}
+
+// TestRotatedKeysStayCovered: every one of a ring's last MaxKeys distinct
+// keys is redacted, the newest and the oldest alike; a key sent again does
+// not crowd another out; the one before them is let go.
 func TestRotatedKeysStayCovered(t *testing.T) {
-	var k Keyring
-	key := func(i int) string { return fmt.Sprintf("rotated-key-%04d-abcdef", i) }
+	r := New()
+	g := r.NewRing()
+	key := func(i int) string { return fmt.Sprintf("%x", sha256.Sum256([]byte{byte(i)}))[:24] }
 	for i := range MaxKeys + 1 {
-		k.Remember(key(i))
-		k.Remember(key(i / 2)) // an older key comes back now and then
+		g.Remember(key(i))
+		g.Remember(key(i / 2)) // an older key comes back now and then
 	}
 	for i := 1; i <= MaxKeys; i++ {
-		if k.Redact(key(i)) != Mark {
+		if r.Plain(key(i)) != Mark || r.Upstream(key(i)) != Mark {
 			t.Errorf("key %d of %d is no longer redacted", i, MaxKeys+1)
 		}
 	}
-	if v := k.Version(); v == 0 {
-		t.Error("Version did not move")
+	if got := r.Plain(key(0)); got != key(0) {
+		t.Errorf("the key before the last %d is still held: %q", MaxKeys, got)
 	}
-	k.Remember(key(MaxKeys))
-	before := k.Version()
-	k.Remember(key(MaxKeys)) // the newest again: nothing changes
-	if k.Version() != before {
-		t.Error("remembering the newest key again changed the version")
+	if len(g.keys) != MaxKeys || slices.Contains(g.keys, "") {
+		t.Errorf("the ring keeps %d keys, want %d, none empty: %q", len(g.keys), MaxKeys, g.keys)
+	}
+	other := r.NewRing()
+	for _, k := range []string{key(1), key(2), key(1)} {
+		other.Remember(k)
+	}
+	if !slices.Equal(other.keys, []string{key(1), key(2)}) {
+		t.Errorf("a key sent again: the ring keeps %q, want it first and once", other.keys)
+	}
+	other.Drop()
+	g.Drop()
+	if len(r.pieces) != 0 || len(r.short) != 0 || r.filter != [len(r.filter)]uint32{} {
+		t.Errorf("after the ring was dropped, %d pieces and %d short forms are still counted", len(r.pieces), len(r.short))
 	}
 }
 
-// TestConcurrentRotationAndRedaction is for -race: keys rotate while other
-// goroutines redact, as scrapes do while a key file changes.
+// TestRingsRedactEveryRingsKeys: a text holding the keys of several targets,
+// raw and escaped, loses every one of them; a ring dropped (a target gone,
+// its probes ended) is redacted no more, unless another ring holds the
+// same key; a dropped ring remembers nothing.
+func TestRingsRedactEveryRingsKeys(t *testing.T) {
+	keysOf := []string{"Zq8LmN3pR5sT7vW9xY2aB4cD6eF", "k3J9xPq2Lm8Rt5Vw7Yz1Ab4Cd6E", "Hh7Gg6Ff5Ee4Dd3Cc2Bb1Aa0Zz9"}
+	r := New()
+	rings := make([]*Ring, len(keysOf))
+	for i, key := range keysOf {
+		rings[i] = r.NewRing()
+		rings[i].Remember(key)
+	}
+	for _, text := range []string{
+		"a=" + keysOf[0] + " b=" + encoders["json-every"](keysOf[1]) + " c=" + encoders["percent-every"](keysOf[2]),
+		"a=" + keysOf[0] + " b=" + keysOf[1] + " c=" + encoders["base64"](keysOf[2]),
+	} {
+		got := r.Upstream(text)
+		for _, key := range keysOf {
+			if piece := readsKey(got, key); piece != "" {
+				t.Errorf("%q of %s left in %s", piece, key, got)
+			}
+		}
+	}
+	twin := r.NewRing()
+	twin.Remember(keysOf[2])
+	for _, g := range append(rings, twin) {
+		g.Drop()
+	}
+	rings[0].Remember(keysOf[0])
+	if got := r.Upstream("b=" + keysOf[1] + " a=" + keysOf[0]); got != "b="+keysOf[1]+" a="+keysOf[0] {
+		t.Errorf("a dropped ring's key is still redacted: %s", got)
+	}
+	other := New().NewRing()
+	other.Remember(keysOf[2])
+	if r.Upstream(keysOf[2]) != keysOf[2] || other.Upstream(keysOf[2]) == keysOf[2] {
+		t.Error("rings of two Redactors share their keys")
+	}
+	shared := r.NewRing()
+	shared.Remember(keysOf[1])
+	again := r.NewRing()
+	again.Remember(keysOf[1])
+	shared.Drop()
+	if r.Plain(keysOf[1]) != Mark {
+		t.Error("dropping one ring let go of a key another ring holds")
+	}
+}
+
+// TestConcurrentRotationAndRedaction is for -race: keys rotate and rings
+// come and go while other goroutines redact, as scrapes do while a key file
+// changes and a reload replaces targets.
 func TestConcurrentRotationAndRedaction(t *testing.T) {
-	var k Keyring
+	r := New()
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
+			ring := r.NewRing()
+			defer ring.Drop()
 			for i := range 200 {
 				key := fmt.Sprintf("key-%d-%d-0123456789", g, i)
-				k.Remember(key)
-				if got := k.Redact("x " + key + " y"); got != "x "+Mark+" y" {
-					t.Errorf("Redact = %q", got)
+				ring.Remember(key)
+				if got := r.Upstream("x " + key + " y"); got != "x "+Mark+" y" {
+					t.Errorf("Upstream = %q", got)
+					return
+				}
+				if got := r.Plain("x " + key + " y"); got != "x "+Mark+" y" {
+					t.Errorf("Plain = %q", got)
 					return
 				}
 			}
@@ -143,55 +265,18 @@ func TestConcurrentRotationAndRedaction(t *testing.T) {
 	wg.Wait()
 }
 
-func BenchmarkRedactLogLine(b *testing.B) {
-	var k Keyring
-	for _, key := range keys {
-		k.Remember(key)
-	}
-	line := `level=debug caller=config.go:139 time=2026-11-23T10:00:00Z msg="API request" endpoint=conflict page=3 status=200 bytes=183344 duration=12.3ms`
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = k.Redact(line)
-	}
-}
-
-// BenchmarkRingsRedact is an error body with escapes redacted of the keys
-// of eight targets, as the logger redacts every value.
-func BenchmarkRingsRedact(b *testing.B) {
-	var r Rings
+// BenchmarkPlainLogLine is a log line's values redacted of the keys of
+// eight targets: what every line costs.
+func BenchmarkPlainLogLine(b *testing.B) {
+	r := New()
 	for i := range 8 {
-		k := &Keyring{}
-		k.Remember(fmt.Sprintf("gsk_live_%02d_9d8c7b6a5f4e3d2c1b0a", i))
-		r.Add(k)
+		r.NewRing().Remember(fmt.Sprintf("gsk_live_%02d_9d8c7b6a5f4e3d2c1b0a", i))
 	}
-	body := `{"error":"unauthorized","message":"invalid API key \u0041\u0062 \u2014 see https:\/\/docs.example.com\/auth","traceId":"00-4bf92f3577b34da6b3ce929d0e0e4736-00"}`
+	values := []string{"debug", "endpoint.go:139", "API request", "conflict", "3", "200", "183344", "12.3ms"}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = r.Redact(body)
-	}
-}
-
-// TestRingsRedactEveryRingsKeys: a text holding the keys of several
-// targets, raw and escaped, loses every one of them; a ring removed (a
-// target gone) is redacted no more.
-func TestRingsRedactEveryRingsKeys(t *testing.T) {
-	keysOf := []string{"Zq8LmN3pR5sT7vW9xY2aB4cD6eF", "k3J9xPq2Lm8Rt5Vw7Yz1Ab4Cd6E", "Hh7Gg6Ff5Ee4Dd3Cc2Bb1Aa0Zz9"}
-	var r Rings
-	rings := make([]*Keyring, len(keysOf))
-	for i, key := range keysOf {
-		rings[i] = &Keyring{}
-		rings[i].Remember(key)
-		r.Add(rings[i])
-	}
-	text := "a=" + keysOf[0] + " b=" + encoders["json-every"](keysOf[1]) + " c=" + encoders["percent-every"](keysOf[2])
-	got := r.Redact(text)
-	for _, key := range keysOf {
-		if piece := leakAfterDecoding(got, key); piece != "" {
-			t.Errorf("%q of %s left in %s", piece, key, got)
+		for _, v := range values {
+			_ = r.Plain(v)
 		}
-	}
-	r.Remove(rings[1])
-	if got := r.Redact("b=" + keysOf[1]); got != "b="+keysOf[1] {
-		t.Errorf("a removed ring's key still redacted: %s", got)
 	}
 }
