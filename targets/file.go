@@ -1,7 +1,6 @@
 package targets
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -65,26 +64,24 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	notTargets := func(why any) error {
 		return fmt.Errorf("not a targets' file: %v (the file holds `targets:`, a list of targets with name, api_url and api_key_file)", why)
 	}
-	var top yaml.MapSlice
+	var top yaml.MapSlice // nested maps decode as MapSlices too, in the file's order
 	if err := yaml.Unmarshal(b, &top); err != nil {
 		return nil, notTargets(withoutGoTypes(err))
 	}
+	var list []any
 	for _, kv := range top {
 		if kv.Key != "targets" {
 			return nil, notTargets(fmt.Sprintf("unknown field %q%s", fmt.Sprint(kv.Key), nearest(fmt.Sprint(kv.Key), []string{"targets"})))
 		}
-	}
-	var doc struct {
-		Targets []yaml.MapSlice `yaml:"targets"`
-	}
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, notTargets(withoutGoTypes(err))
+		if list, _ = kv.Value.([]any); list == nil && kv.Value != nil {
+			return nil, notTargets("`targets` is not a list")
+		}
 	}
 	switch {
-	case len(bytes.TrimSpace(b)) == 0 || len(doc.Targets) == 0:
+	case len(list) == 0:
 		return nil, errors.New("no targets: list at least one under `targets:`, with name, api_url and api_key_file")
-	case len(doc.Targets) > MaxTargets:
-		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(doc.Targets), MaxTargets)
+	case len(list) > MaxTargets:
+		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(list), MaxTargets)
 	}
 	var (
 		problems []error
@@ -97,8 +94,14 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			fields = append(fields, st.Field)
 		}
 	}
-	for i, item := range doc.Targets {
-		name, _ := lookup(item, "name").(string)
+	for i, el := range list {
+		item, _ := el.(yaml.MapSlice)
+		var name string
+		for _, kv := range item {
+			if kv.Key == "name" {
+				name = fmt.Sprint(kv.Value)
+			}
+		}
 		where := fmt.Sprintf("targets[%d]", i)
 		if name != "" {
 			where += fmt.Sprintf(" (%s)", name)
@@ -202,15 +205,6 @@ func withoutGoTypes(err error) error {
 }
 
 var goType = regexp.MustCompile(`(\S+) into [\[\]*\w.]+|in type [\w.]+`)
-
-func lookup(item yaml.MapSlice, key string) any {
-	for _, kv := range item {
-		if kv.Key == key {
-			return kv.Value
-		}
-	}
-	return nil
-}
 
 // yamlNames are the YAML field names of a struct, for "did you mean".
 func yamlNames(v any) []string {
