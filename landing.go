@@ -41,27 +41,27 @@ func landingConfig(metricsPath string, demo bool) web.LandingConfig {
 type landingPage struct {
 	config  web.LandingConfig
 	scraped scraped
-	api     string // --api.url, as given
 }
 
 func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c := l.config
-	var b strings.Builder
-	if t := l.scraped.metrics; t != nil && l.scraped.set == nil {
-		fmt.Fprintf(&b, "<div>API: %s</div><div>Last scrape: %s</div>", html.EscapeString(apiDescription(false, l.api)), html.EscapeString(lastScrape(t)))
+	describe := func(t *targets.Target) string {
+		api := t.API
+		if l.config.HeaderColor != "" { // the demo's
+			api = "the built-in simulator (--demo): made-up data"
+		}
+		return html.EscapeString(api + ". Last scrape: " + lastScrape(t))
 	}
-	if l.scraped.set != nil {
+	var b strings.Builder
+	if l.scraped.set == nil {
+		fmt.Fprintf(&b, "<div>API: %s</div>", describe(l.scraped.metrics))
+	} else {
 		b.WriteString("<div>Targets (Prometheus scrapes each as /probe?target=NAME):</div><ul>")
 		for _, t := range l.scraped.set.Targets() {
-			api := "the built-in simulator (--demo): made-up data"
-			if l.config.HeaderColor == "" {
-				api = apiDescription(false, t.Settings.APIURL)
-			}
-			fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s. Last scrape: %s</li>`,
-				url.QueryEscape(t.Name), html.EscapeString(t.Name), html.EscapeString(api), html.EscapeString(lastScrape(t)))
+			fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s</li>`, url.QueryEscape(t.Name), html.EscapeString(t.Name), describe(t))
 		}
 		b.WriteString("</ul>")
 	}
+	c := l.config
 	c.ExtraHTML = b.String()
 	page, err := web.NewLandingPage(c)
 	if err != nil {
@@ -86,17 +86,4 @@ func scrapeText(t *targets.Target) string {
 		return fmt.Sprintf("%s, every endpoint answered (%d)", at, st.Endpoints)
 	}
 	return fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", at, len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
-}
-
-// apiDescription is the API the exporter scrapes, as the landing page
-// shows it: without credentials, or the simulator in demo mode.
-func apiDescription(demo bool, apiURL string) string {
-	if demo {
-		return "the built-in simulator (--demo): made-up data"
-	}
-	if u, err := url.Parse(apiURL); err == nil {
-		targets.TrimVersion(u)
-		return targets.WithoutCredentials(u)
-	}
-	return "(not shown)"
 }

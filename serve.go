@@ -168,7 +168,7 @@ func routes(c *config, sc scraped, own *prometheus.Registry) (*http.ServeMux, er
 	if c.metricsPath == "/" {
 		return mux, nil
 	}
-	landing := &landingPage{config: landingConfig(c.metricsPath, c.demo), scraped: sc, api: c.defaults.APIURL}
+	landing := &landingPage{config: landingConfig(c.metricsPath, c.demo), scraped: sc}
 	if _, err := web.NewLandingPage(landing.config); err != nil {
 		return nil, err
 	}

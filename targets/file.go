@@ -57,7 +57,7 @@ type Named struct {
 //	    api_key_file: /etc/global-stability/prod.key
 //	    timeout: 20s
 func Load(path string, defaults Settings) ([]Named, error) {
-	b, err := ReadFile(path, MaxFileBytes)
+	b, err := readFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +218,10 @@ func yamlNames(v any) []string {
 	return names
 }
 
-// ReadFile reads a regular file of at most limit bytes, within a deadline.
+// readFile reads a regular file of at most limit bytes, within a deadline.
 // Anything else is refused without being read: a FIFO or a device would
 // block start-up or a reload for ever, a huge file cost its size in memory.
-func ReadFile(path string, limit int64) ([]byte, error) {
+func readFile(path string, limit int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), fileReadTimout)
 	defer cancel()
 	type result struct {
@@ -283,7 +283,7 @@ func readRegular(path string, limit int64) ([]byte, error) {
 // would only earn a 401 that hints at the wrong thing.
 func FileKey(path string) func() (string, error) {
 	return func() (string, error) {
-		b, err := ReadFile(path, MaxKeyBytes)
+		b, err := readFile(path, MaxKeyBytes)
 		if err != nil {
 			return "", fmt.Errorf("API key file %w", err)
 		}

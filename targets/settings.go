@@ -97,7 +97,7 @@ func (s *Settings) List() []Setting {
 		{"max_label_values", "collector.max-label-values", fmt.Sprint(endpoint.DefaultMaxLabelValues), "Most series one metric may carry per scrape when its labels come from upstream data (per pillar for indicators): the busiest categories and cells are kept, and each pillar's first indicators in the API's order.", whole(&s.MaxLabelValues, 1, "at least 1")},
 		{"grid_degrees", "collector.conflict.grid-degrees", fmt.Sprint(endpoint.DefaultGridDegrees), "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", degrees(&s.GridDegrees)},
 	}
-	for _, g := range Groups() {
+	for _, g := range groups() {
 		list = append(list, Setting{"", "collector." + g, "true", "Collect " + groupPaths(g) + ".", &collectorFlag{s, g}})
 	}
 	return list
@@ -170,9 +170,9 @@ func (s Settings) Endpoints() []*endpoint.Endpoint {
 	return out
 }
 
-// Groups are the endpoint groups that collectors turn on and off, in the
+// groups are the endpoint groups that collectors turn on and off, in the
 // descriptions' order.
-func Groups() []string {
+func groups() []string {
 	var groups []string
 	for _, e := range endpoint.All() {
 		if e.Group != "" && !slices.Contains(groups, e.Group) {

@@ -78,17 +78,17 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		labels = append(labels, name)
 		t.logger = log.With(env.Logger, "target", name)
 	}
-	u, err := ParseAPIURL(s.APIURL)
+	u, err := parseAPIURL(s.APIURL)
 	if err != nil {
 		return nil, &FieldError{Field: "api_url", Err: err}
 	}
-	if u.Scheme == "http" && !IsLoopback(u.Hostname()) {
-		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", WithoutCredentials(u))
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", withoutCredentials(u))
 	}
-	if TrimVersion(u) {
-		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", WithoutCredentials(u))
+	if trimVersion(u) {
+		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", withoutCredentials(u))
 	}
-	t.API = WithoutCredentials(u)
+	t.API = withoutCredentials(u)
 	hc, err := newHTTPClient(s, t.logger)
 	if err != nil {
 		return nil, err

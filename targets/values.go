@@ -134,12 +134,12 @@ func atLeast[T int | time.Duration | units.Base2Bytes](least T, want string) fun
 type apiURL struct{ p *string }
 
 func (v *apiURL) Set(s string) error { *v.p = s; return nil }
-func (v *apiURL) String() string     { return DisplayURL(*v.p) }
+func (v *apiURL) String() string     { return displayURL(*v.p) }
 func (v *apiURL) Check() error {
 	if *v.p == "" { // required or not is the caller's to say: --demo has none
 		return nil
 	}
-	_, err := ParseAPIURL(*v.p)
+	_, err := parseAPIURL(*v.p)
 	return err
 }
 
@@ -174,8 +174,8 @@ func (v *collectors) Set(string) error {
 func (v *collectors) String() string { return "" }
 func (v *collectors) Check() error {
 	for g := range v.s.Collectors {
-		if !slices.Contains(Groups(), g) {
-			return fmt.Errorf("no collector %q: want one of %s%s", g, strings.Join(Groups(), ", "), nearest(g, Groups()))
+		if !slices.Contains(groups(), g) {
+			return fmt.Errorf("no collector %q: want one of %s%s", g, strings.Join(groups(), ", "), nearest(g, groups()))
 		}
 	}
 	return nil
@@ -227,9 +227,9 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
-// ParseAPIURL checks a base address as the flags and the file take it. A
-// trailing /v1 is left for TrimVersion: the exporter adds /v1/... itself.
-func ParseAPIURL(raw string) (*url.URL, error) {
+// parseAPIURL checks a base address as the flags and the file take it. A
+// trailing /v1 is left for trimVersion: the exporter adds /v1/... itself.
+func parseAPIURL(raw string) (*url.URL, error) {
 	const example = "https://api.example.com"
 	u, err := url.Parse(raw)
 	switch {
@@ -265,16 +265,16 @@ func schemeHint(raw string) string {
 	if err != nil {
 		host = strings.SplitN(addr, "/", 2)[0]
 	}
-	if IsLoopback(host) || port == "80" || port == "8080" || port == "8000" {
+	if isLoopback(host) || port == "80" || port == "8080" || port == "8000" {
 		return fmt.Sprintf(" (did you mean http://%s, or https://%s if it speaks TLS?)", addr, addr)
 	}
 	return fmt.Sprintf(" (did you mean https://%s, or http://%s if it speaks only plain HTTP?)", addr, addr)
 }
 
-// TrimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
+// trimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
 // reports whether it did: http://host/v1 would ask for /v1/v1/... and get
 // 404s that hint at nothing.
-func TrimVersion(u *url.URL) bool {
+func trimVersion(u *url.URL) bool {
 	p := strings.TrimSuffix(u.Path, "/")
 	if !strings.HasSuffix(p, "/v1") {
 		return false
@@ -284,10 +284,10 @@ func TrimVersion(u *url.URL) bool {
 	return true
 }
 
-// DisplayURL shows a URL as the user wrote it, but without a password:
+// displayURL shows a URL as the user wrote it, but without a password:
 // url.URL.Redacted's form when it parses with one, else everything up to
 // the last @ replaced.
-func DisplayURL(raw string) string {
+func displayURL(raw string) string {
 	if !strings.Contains(raw, "@") {
 		return raw
 	}
@@ -297,16 +297,16 @@ func DisplayURL(raw string) string {
 	return "<redacted>" + raw[strings.LastIndex(raw, "@"):]
 }
 
-// WithoutCredentials is the URL as it may be logged: no user, no password.
-func WithoutCredentials(u *url.URL) string {
+// withoutCredentials is the URL as it may be logged: no user, no password.
+func withoutCredentials(u *url.URL) string {
 	c := *u
 	c.User = nil
 	return c.String()
 }
 
-// IsLoopback reports whether host names this machine, where plain HTTP
+// isLoopback reports whether host names this machine, where plain HTTP
 // never leaves it.
-func IsLoopback(host string) bool {
+func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
