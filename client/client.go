@@ -246,18 +246,20 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 			RateLimit: rateLimit(resp.Header, received)})
 	}()
 
-	meta := Meta{Validators: validators(resp.Header), Freshness: freshness(resp.Header, start, received)}
-	if resp.StatusCode == http.StatusNotModified && !v.Empty() {
-		// RFC 9110 asks a 304 to repeat the validators and caching
-		// headers; what it leaves out stays as stored.
-		h := updated(resp.Header, v)
-		meta = Meta{NotModified: true, Validators: validators(h), Freshness: freshness(h, start, received)}
-		if meta.Validators.ETag == "" && meta.Validators.LastModified == "" {
+	h, notModified := resp.Header, resp.StatusCode == http.StatusNotModified && !v.Empty()
+	if notModified && len(h.Values("Cache-Control"))+len(h.Values("Expires")) == 0 {
+		// RFC 9111 4.3.4: caching headers a 304 leaves out stay as stored.
+		h = h.Clone()
+		h["Cache-Control"], h["Expires"] = v.CacheControl, []string{v.Expires}
+	}
+	meta := Meta{NotModified: notModified, Validators: validators(h), Freshness: freshness(h, start, received)}
+	switch {
+	case notModified:
+		if meta.Validators.Empty() { // so are those it does not repeat
 			meta.Validators.ETag, meta.Validators.LastModified = v.ETag, v.LastModified
 		}
 		return meta, nil
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return Meta{}, c.statusError(where, resp)
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
