@@ -113,27 +113,19 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 
 // sanitize makes text from the wire safe for one log line: control
 // characters and invalid UTF-8 become spaces, runs of space collapse, and
-// the result is at most max bytes. Redact the key first (Client.excerpt):
+// what is over max bytes becomes "…". Redact the key first (Client.excerpt):
 // cutting could leave a piece of it too short to recognise.
 func sanitize(s string, max int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r) {
-			if !space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = true
-			continue
-		}
-		space = false
-		if b.Len()+utf8.RuneLen(r) > max {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r)
+	}), " ")
+	if len(s) <= max {
+		return s
 	}
-	return strings.TrimSpace(b.String())
+	for !utf8.RuneStart(s[max]) { // s is valid UTF-8 now: cut before a rune
+		max--
+	}
+	return strings.TrimSpace(s[:max]) + "…"
 }
 
 // redactedError stands in for an error whose text the door changed: it
