@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,7 +45,7 @@ const (
 // Config configures a Client. Only BaseURL and APIKey are required.
 type Config struct {
 	// BaseURL is {base_url} in the spec; a path prefix is kept, so
-	// "https://proxy/gsis" requests "https://proxy/gsis/v1/...".
+	// "https://proxy/gsis" requests "https://proxy/gsis/v1/...", a query not.
 	BaseURL string
 	// APIKey is called for every request, so that a key read from a file
 	// can rotate without a restart. StaticKey gives a fixed key.
@@ -174,12 +173,7 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	}
 	c.cfg.Keys.Remember(key)
 	u := *c.base
-	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/v1/"+endpoint, ""
-	if len(query) > 0 {
-		q := u.Query()
-		maps.Copy(q, query)
-		u.RawQuery = q.Encode()
-	}
+	u.Path, u.RawPath, u.RawQuery = strings.TrimSuffix(u.Path, "/")+"/v1/"+endpoint, "", query.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Meta{}, &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
