@@ -1,3 +1,13 @@
+// Package client is the transport to the Global Stability Intelligence
+// Service (spec: shared/spec/global-stability-api.md): one authenticated GET
+// of {base}/v1/{endpoint}, or a walk over a paged endpoint's cursor pages. It
+// knows URLs, bytes and statuses, never the fields of a body (package
+// endpoint reads those), returns typed errors and never logs.
+//
+// The API key goes in the Authorization header to the base URL's origin
+// only (ErrRedirectRefused). Every text from the wire goes through the door
+// of internal/redact (Config.Keys) before anything cuts or changes it: no
+// error holds 8 bytes or more of any key of the process, raw or encoded.
 package client
 
 import (
@@ -19,7 +29,6 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultCursorParam      = "cursor"
 	DefaultMaxPages         = 10
 	DefaultMaxResponseBytes = 16 << 20 // a page of a paged endpoint
 	DefaultMaxDocumentBytes = 1 << 20  // an endpoint whose body is one object
@@ -29,46 +38,39 @@ const (
 type Limit int
 
 const (
-	// DocumentLimit is Config.MaxDocumentBytes: an endpoint whose body is
-	// one small object.
-	DocumentLimit Limit = iota
-	// PageLimit is Config.MaxResponseBytes: one page of a paged endpoint.
-	PageLimit
+	DocumentLimit Limit = iota // Config.MaxDocumentBytes: a body that is one small object
+	PageLimit                  // Config.MaxResponseBytes: one page of a paged endpoint
 )
 
 // Config configures a Client. Only BaseURL and APIKey are required.
 type Config struct {
-	// BaseURL is the service's base address ({base_url} in the spec); a path
-	// prefix is kept, so "https://proxy/gsis" requests "https://proxy/gsis/v1/...".
+	// BaseURL is {base_url} in the spec; a path prefix is kept, so
+	// "https://proxy/gsis" requests "https://proxy/gsis/v1/...", a query not.
 	BaseURL string
-	// APIKey is called once per request, so a key read from a file can be
-	// rotated without restarting (see FileKey). Use StaticKey for a fixed key.
+	// APIKey is called for every request, so that a key read from a file
+	// can rotate without a restart. StaticKey gives a fixed key.
 	APIKey func() (string, error)
-	// HTTPClient carries TLS, proxy and timeout settings. Nil means a client
-	// on a clone of http.DefaultTransport, which honours HTTP(S)_PROXY.
-	HTTPClient *http.Client
-	// UserAgent defaults to global_stability_exporter/<version>.
-	UserAgent string
-	// CursorParam names the query parameter that passes next_cursor back;
-	// the spec leaves it open. Default "cursor".
-	CursorParam string
-	// PageSizeParam and PageSize add a page-size parameter to paginated
-	// requests when both are set. Off by default.
+	// HTTPClient carries TLS, proxy and timeout settings; its redirect
+	// policy is replaced by the client's own. Nil: a clone of
+	// http.DefaultTransport, which honours HTTP(S)_PROXY.
+	HTTPClient  *http.Client
+	UserAgent   string // default global_stability_exporter/<version>
+	CursorParam string // passes next_cursor back (the spec leaves it open); default "cursor"
+	// PageSizeParam and PageSize, both set, add a page size to each page's
+	// request. Off by default.
 	PageSizeParam string
 	PageSize      int
-	// MaxPages bounds the pages of one walk. Default 10.
-	MaxPages int
-	// MaxResponseBytes cuts off the body of a page (PageLimit) at this
-	// size, after gzip is undone, with ErrBodyTooLarge. Default 16 MiB.
+	MaxPages      int // of one walk; default 10
+	// MaxResponseBytes (PageLimit, default 16 MiB) and MaxDocumentBytes
+	// (DocumentLimit, default 1 MiB) cut a body off, counted after gzip is
+	// undone, with ErrBodyTooLarge: it is never read whole.
 	MaxResponseBytes int64
-	// MaxDocumentBytes does the same for DocumentLimit. Default 1 MiB.
 	MaxDocumentBytes int64
 	// Observe, if set, is called after every request, once its body has
 	// been read or abandoned.
 	Observe func(Request)
-	// Keys is the ring of the client's keys in the process's Redactor,
-	// whose door (Upstream) every text from the wire goes through: redacted
-	// of every key the process holds. Nil: a Redactor of the client's own.
+	// Keys is the client's ring in the process's Redactor, whose door every
+	// text from the wire goes through. Nil: a Redactor of the client's own.
 	Keys *redact.Ring
 }
 
@@ -84,38 +86,29 @@ type Request struct {
 
 // Meta is what a response said beyond its body.
 type Meta struct {
-	// NotModified: the API answered 304 to the validators sent, so what
-	// was stored with them still holds. There was no body.
-	NotModified bool
-	// Validators revalidate the response next time.
-	Validators Validators
-	// Freshness is how long it may be reused without asking.
-	Freshness Freshness
+	NotModified bool       // a 304 to the validators sent: what was stored with them holds
+	Validators  Validators // to revalidate the response next time
+	Freshness   Freshness  // how long it may be reused without asking
 }
 
 // Client calls the Global Stability Intelligence Service. It is safe for
 // concurrent use.
 type Client struct {
-	base          *url.URL
-	apiKey        func() (string, error)
-	http          *http.Client
-	userAgent     string
-	cursorParam   string
-	pageSizeParam string
-	pageSize      int
-	maxPages      int
-	maxBytes      int64 // of a page
-	maxDocBytes   int64 // of the other endpoints
-	observe       func(Request)
-	keys          *redact.Ring // every key sent, held by the Redactor that text off the wire goes through
+	cfg  Config // with the defaults filled in
+	base *url.URL
+	http *http.Client
+}
+
+// StaticKey returns a key source for a fixed key.
+func StaticKey(key string) func() (string, error) {
+	return func() (string, error) { return key, nil }
 }
 
 // New checks cfg and returns a client. It sends no request.
 func New(cfg Config) (*Client, error) {
 	base, err := url.Parse(cfg.BaseURL)
 	if err != nil {
-		// url.Parse quotes the input, which may hold user:password.
-		return nil, errors.New("base URL is not a valid URL")
+		return nil, errors.New("base URL is not a valid URL") // url.Parse's error quotes it, user:password included
 	}
 	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("base URL %q must be absolute, with scheme http or https", base.Redacted())
@@ -123,45 +116,27 @@ func New(cfg Config) (*Client, error) {
 	if cfg.APIKey == nil {
 		return nil, errors.New("no API key source")
 	}
-	c := &Client{
-		base:          base,
-		apiKey:        cfg.APIKey,
-		http:          cfg.HTTPClient,
-		userAgent:     cfg.UserAgent,
-		cursorParam:   cmp.Or(cfg.CursorParam, DefaultCursorParam),
-		pageSizeParam: cfg.PageSizeParam,
-		pageSize:      cfg.PageSize,
-		maxPages:      cfg.MaxPages,
-		maxBytes:      cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes),
-		maxDocBytes:   cmp.Or(max(cfg.MaxDocumentBytes, 0), DefaultMaxDocumentBytes),
-		observe:       cfg.Observe,
-		keys:          cfg.Keys,
+	cfg.UserAgent = cmp.Or(cfg.UserAgent, "global_stability_exporter/"+cmp.Or(version.Version, "dev"))
+	cfg.CursorParam = cmp.Or(cfg.CursorParam, "cursor")
+	cfg.MaxPages = cmp.Or(max(cfg.MaxPages, 0), DefaultMaxPages)
+	cfg.MaxResponseBytes = cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes)
+	cfg.MaxDocumentBytes = cmp.Or(max(cfg.MaxDocumentBytes, 0), DefaultMaxDocumentBytes)
+	if cfg.Observe == nil {
+		cfg.Observe = func(Request) {}
 	}
-	if c.http == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		// A scrape sends up to eight requests to one host at once; Go's
-		// default of two idle connections per host would redial six each time.
-		t.MaxIdleConnsPerHost = 16
-		c.http = &http.Client{Transport: t}
+	if cfg.Keys == nil {
+		cfg.Keys = redact.New().NewRing()
 	}
-	// Our own redirect policy on a copy, whatever the caller's client does:
-	// Go resends a hand-set Authorization header to the same host name on
-	// any scheme or port, and to its subdomains.
-	hc := *c.http
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// A scrape sends up to eight requests to one host at once; Go's default
+	// of two idle connections per host would redial six each time.
+	t.MaxIdleConnsPerHost = 16
+	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: t})
+	c := &Client{cfg: cfg, base: base, http: &hc}
+	// Our own redirect policy, whatever the caller's client does: Go resends
+	// a hand-set Authorization header to the same host name on any scheme
+	// or port, and to its subdomains.
 	hc.CheckRedirect = c.checkRedirect
-	c.http = &hc
-	if c.userAgent == "" {
-		c.userAgent = "global_stability_exporter/" + cmp.Or(version.Version, "dev")
-	}
-	if c.maxPages <= 0 {
-		c.maxPages = DefaultMaxPages
-	}
-	if c.observe == nil {
-		c.observe = func(Request) {}
-	}
-	if c.keys == nil {
-		c.keys = redact.New().NewRing()
-	}
 	return c, nil
 }
 
@@ -169,68 +144,60 @@ func New(cfg Config) (*Client, error) {
 // no longer used.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
-// String shows only the redacted base URL, whatever the verb.
-func (c *Client) String() string { return "client.Client{" + c.base.Redacted() + "}" }
+// String shows only the redacted base URL, whatever the verb, for a Client
+// or a pointer to one.
+func (c Client) String() string { return "client.Client{" + c.base.Redacted() + "}" }
 
 // GoString keeps %#v from printing internals.
-func (c *Client) GoString() string { return c.String() }
+func (c Client) GoString() string { return c.String() }
+
+// Redactor holds the client's keys with every other of the process: label
+// values are judged by it.
+func (c *Client) Redactor() *redact.Redactor { return c.cfg.Keys.Redactor }
 
 // Get sends GET {base}/v1/{endpoint} and hands the body, cut at limit's
-// size, to read, which must consume all of it. With validators, it asks
-// the API to answer 304 Not Modified if they still hold: read is then not
-// called and Meta.NotModified is set. It returns *StatusError,
-// *TransportError or *DecodeError, none of whose texts holds the API key,
-// whatever the upstream sent.
+// size, to read, which must consume all of it. With validators, the API
+// may answer 304 Not Modified: read is then not called and
+// Meta.NotModified is set. Its errors are *StatusError, *TransportError or
+// *DecodeError.
 func (c *Client) Get(ctx context.Context, endpoint string, limit Limit, v Validators, read func(io.Reader) error) (Meta, error) {
-	return c.get(ctx, endpoint, 0, nil, c.limit(limit), v, read)
+	return c.get(ctx, endpoint, endpoint, 0, nil, limit, v, read)
 }
 
-func (c *Client) limit(l Limit) int64 {
-	if l == PageLimit {
-		return c.maxBytes
-	}
-	return c.maxDocBytes
-}
-
-// get sends one GET for endpoint (page is 0 for unpaginated endpoints) and
-// hands the size-limited body to decode.
-func (c *Client) get(ctx context.Context, endpoint string, page int, query url.Values, limit int64, v Validators, decode func(io.Reader) error) (Meta, error) {
-	where := endpoint
-	if page > 0 {
-		where = fmt.Sprintf("%s page %d", endpoint, page)
-	}
-	key, err := c.apiKey()
+// get sends one GET for endpoint (page is 0 for unpaginated endpoints; where
+// names it in errors) and hands the size-limited body to read.
+func (c *Client) get(ctx context.Context, endpoint, where string, page int, query url.Values, l Limit, v Validators, read func(io.Reader) error) (Meta, error) {
+	key, err := c.cfg.APIKey()
 	if err != nil {
 		return Meta{}, &TransportError{Endpoint: where, Err: fmt.Errorf("API key: %w", err)}
 	}
-	c.keys.Remember(key)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(endpoint, query), nil)
+	c.cfg.Keys.Remember(key)
+	u := *c.base
+	u.Path, u.RawPath, u.RawQuery = strings.TrimSuffix(u.Path, "/")+"/v1/"+endpoint, "", query.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Meta{}, &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
 	}
-	if v.ETag != "" {
-		req.Header.Set("If-None-Match", v.ETag)
+	// Accept-Encoding by hand, so that Go's transport does not ask for gzip
+	// behind our back and leave it to us when the caller's transport
+	// disables that (prometheus/common's does): decodedBody handles it.
+	for name, value := range map[string]string{"Authorization": "Bearer " + key, "User-Agent": c.cfg.UserAgent, "Accept": "application/json",
+		"Accept-Encoding": "gzip", "If-None-Match": v.ETag, "If-Modified-Since": v.LastModified} {
+		if value != "" {
+			req.Header.Set(name, value)
+		}
 	}
-	if v.LastModified != "" {
-		req.Header.Set("If-Modified-Since", v.LastModified)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("User-Agent", c.userAgent)
-	req.Header.Set("Accept", "application/json")
-	// Set by hand, so that Go's transport does not ask for gzip behind our
-	// back and leave it to us when the caller's transport disables that
-	// (prometheus/common's does): decodeBody handles gzip either way.
-	req.Header.Set("Accept-Encoding", "gzip")
 
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
 		code := "error"
-		if resp != nil { // a redirect we refused: the response arrived
+		if resp != nil { // a redirect refused: its response arrived
 			code = strconv.Itoa(resp.StatusCode)
 		}
-		c.observe(Request{Endpoint: endpoint, Page: page, Code: code, Duration: time.Since(start)})
-		return Meta{}, &TransportError{Endpoint: where, Err: c.redactError(withoutURL(err))}
+		c.cfg.Observe(Request{Endpoint: endpoint, Page: page, Code: code, Duration: time.Since(start)})
+		// Do's *url.Error quotes the request URL: only what it wraps.
+		return Meta{}, &TransportError{Endpoint: where, Err: c.redactError(errors.Unwrap(err))}
 	}
 	received := time.Now()
 	counted := &countingReader{r: resp.Body}
@@ -242,61 +209,48 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 		// Drain a little so the connection can be reused, then close.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
-		c.observe(Request{Endpoint: endpoint, Page: page, Code: strconv.Itoa(resp.StatusCode), Duration: time.Since(start), Bytes: counted.n,
+		c.cfg.Observe(Request{Endpoint: endpoint, Page: page, Code: strconv.Itoa(resp.StatusCode), Duration: time.Since(start), Bytes: counted.n,
 			RateLimit: rateLimit(resp.Header, received)})
 	}()
 
-	meta := Meta{Validators: validators(resp.Header), Freshness: freshness(resp.Header, start, received)}
-	if resp.StatusCode == http.StatusNotModified && !v.Empty() {
-		// RFC 9110 asks a 304 to repeat the validators and caching
-		// headers; what it leaves out stays as stored.
-		h := updated(resp.Header, v)
-		meta = Meta{NotModified: true, Validators: validators(h), Freshness: freshness(h, start, received)}
-		if meta.Validators.ETag == "" && meta.Validators.LastModified == "" {
+	h, notModified := resp.Header, resp.StatusCode == http.StatusNotModified && !v.Empty()
+	if notModified && len(h.Values("Cache-Control"))+len(h.Values("Expires")) == 0 {
+		// RFC 9111 4.3.4: caching headers a 304 leaves out stay as stored.
+		h = h.Clone()
+		h["Cache-Control"], h["Expires"] = v.CacheControl, []string{v.Expires}
+	}
+	meta := Meta{NotModified: notModified, Validators: validators(h), Freshness: freshness(h, start, received)}
+	switch {
+	case notModified:
+		if meta.Validators.Empty() { // so are those it does not repeat
 			meta.Validators.ETag, meta.Validators.LastModified = v.ETag, v.LastModified
 		}
 		return meta, nil
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return Meta{}, c.statusError(where, resp)
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
-	raw, err := decodedBody(resp, c.keys.Redactor)
+	raw, err := decodedBody(resp, c.cfg.Keys.Redactor)
 	if err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
+	limit := c.cfg.MaxDocumentBytes
+	if l == PageLimit {
+		limit = c.cfg.MaxResponseBytes
+	}
 	body := &limitedBody{r: raw, left: limit}
-	if err = decode(body); err == nil {
-		return meta, nil
+	if err = read(body); err != nil {
+		return Meta{}, c.classify(where, body, limit, err)
 	}
-	return Meta{}, c.classify(where, body, limit, err)
-}
-
-// url joins the base address, the endpoint path and the query.
-func (c *Client) url(endpoint string, query url.Values) string {
-	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/" + endpoint
-	u.RawPath = ""
-	if len(query) > 0 {
-		q := u.Query()
-		for k, v := range query {
-			q[k] = v
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
+	return meta, nil
 }
 
 func (c *Client) statusError(where string, resp *http.Response) error {
 	buf := make([]byte, excerptBytes)
 	n, _ := io.ReadFull(resp.Body, buf)
-	se := &StatusError{
-		Endpoint:   where,
-		StatusCode: resp.StatusCode,
-		Excerpt:    c.excerpt(string(buf[:n]), excerptBytes),
-	}
+	se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Excerpt: c.excerpt(string(buf[:n]), excerptBytes)}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
@@ -311,16 +265,14 @@ func (c *Client) classify(where string, body *limitedBody, limit int64, err erro
 	switch {
 	case errors.Is(body.err, ErrBodyTooLarge):
 		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
-	case body.err != nil:
-		// The connection failed mid-body: reset, deadline, or cut short.
+	case body.err != nil: // reset, deadline, or cut short
 		return &TransportError{Endpoint: where, Err: c.redactError(fmt.Errorf("reading body: %w", body.err))}
 	}
-	de := &DecodeError{}
-	if errors.As(err, &de) {
+	if de := (*DecodeError)(nil); errors.As(err, &de) {
 		return &DecodeError{Endpoint: where, Field: de.Field, Err: c.redactError(de.Err)}
 	}
 	if errors.Is(err, ErrNotJSON) {
-		msg := c.keys.Upstream(err.Error())
+		msg := c.cfg.Keys.Upstream(err.Error())
 		if head := c.excerpt(string(body.head), 80); head != "" {
 			msg += fmt.Sprintf(" (body starts %q)", head)
 		}
@@ -333,14 +285,5 @@ func (c *Client) classify(where string, body *limitedBody, limit int64, err erro
 // (no key, whole or cut by the excerpt's ends; deeper escapes withheld),
 // then sanitised to at most max bytes.
 func (c *Client) excerpt(s string, max int) string {
-	return sanitize(c.keys.Upstream(s), max)
-}
-
-// withoutURL strips *url.Error, whose text carries the whole request URL.
-func withoutURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
+	return sanitize(c.cfg.Keys.Upstream(s), max)
 }

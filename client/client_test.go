@@ -86,7 +86,7 @@ func walk(c *client.Client) (events int, err error) {
 }
 
 func walkCtx(ctx context.Context, c *client.Client) (events int, err error) {
-	_, err = c.Walk(ctx, "conflict", client.PageLimit, client.PageReader(func(r io.Reader, _ int) (string, error) {
+	_, err = c.Walk(ctx, "conflict", client.PageLimit, pageReader(func(r io.Reader, _ int) (string, error) {
 		var page struct {
 			Events []json.RawMessage `json:"events"`
 			Next   json.RawMessage   `json:"next_cursor"`
@@ -102,6 +102,15 @@ func walkCtx(ctx context.Context, c *client.Client) (events int, err error) {
 		return next, nil
 	}))
 	return events, err
+}
+
+// pageReader is a client.Pager that sends no validators: every page is read.
+type pageReader func(body io.Reader, page int) (next string, err error)
+
+func (pageReader) Validators(int, string) client.Validators        { return client.Validators{} }
+func (f pageReader) Read(body io.Reader, page int) (string, error) { return f(body, page) }
+func (pageReader) Answered(_ int, _ string, _ client.Meta, next string) (string, error) {
+	return next, nil
 }
 
 func TestRequestHeadersAndPaths(t *testing.T) {

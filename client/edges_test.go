@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,34 @@ func bodyLimitCases(t *testing.T, srv *httptest.Server) {
 		}
 		if !tc.ok && !errors.Is(err, client.ErrBodyTooLarge) {
 			t.Errorf("limit %d for %d bytes: err = %v, want ErrBodyTooLarge", tc.limit, len(okOverview), err)
+		}
+	}
+}
+
+// TestExcerptsAreCutShort: an error quotes at most 64 bytes of a
+// Content-Type and 80 of a body that is not JSON, whatever their length.
+func TestExcerptsAreCutShort(t *testing.T) {
+	long := strings.Repeat("x", 1000)
+	for _, tc := range []struct {
+		contentType, body, quoted string
+		max                       int
+	}{
+		{"text/html; x=" + long, okOverview, "Content-Type ", 64},
+		{"application/json", long, "(body starts ", 80},
+	} {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", tc.contentType)
+			_, _ = w.Write([]byte(tc.body))
+		})
+		_, err := overview(newClient(t, srv.URL))
+		if err == nil {
+			t.Fatalf("%s: no error", tc.quoted)
+		}
+		_, rest, _ := strings.Cut(err.Error(), tc.quoted)
+		quoted, unquoteErr := strconv.QuotedPrefix(rest)
+		excerpt, _ := strconv.Unquote(quoted)
+		if unquoteErr != nil || !strings.HasSuffix(excerpt, "…") || len(excerpt) > tc.max+len("…") {
+			t.Errorf("%s: want at most %d bytes and a …, got %q in %v", tc.quoted, tc.max, excerpt, err)
 		}
 	}
 }

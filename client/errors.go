@@ -11,65 +11,53 @@ import (
 	"unicode/utf8"
 )
 
-// Classes of failure. Test with errors.Is; the concrete error types below
-// carry the details.
+// Classes of failure, for errors.Is; the error types carry the details.
 var (
 	ErrAuth         = errors.New("authentication failed")   // HTTP 401 or 403
 	ErrNotFound     = errors.New("not found")               // HTTP 404
 	ErrRateLimited  = errors.New("rate limited")            // HTTP 429
 	ErrServer       = errors.New("server error")            // HTTP 5xx
-	ErrBodyTooLarge = errors.New("response body too large") // over Config.MaxResponseBytes
+	ErrBodyTooLarge = errors.New("response body too large") // over its limit (Config.MaxResponseBytes, MaxDocumentBytes)
 	ErrTooManyPages = errors.New("too many pages")          // more than Config.MaxPages
 	ErrCursorLoop   = errors.New("cursor repeated")         // the server sent a cursor seen before in this walk
-	ErrBadContent   = errors.New("not a JSON response")     // a Content-Type that is not JSON
+	ErrBadContent   = errors.New("not a JSON response")     // a Content-Type that is not JSON, a Content-Encoding other than gzip
 	ErrNotJSON      = errors.New("not valid JSON")          // a body that does not parse; decoders wrap it
 )
 
 // excerptBytes bounds how much of an error body is kept for the message.
 const excerptBytes = 256
 
-// maxRetryAfterSeconds caps a Retry-After so that an absurd value (or an
-// overflow) cannot silence an endpoint for longer than a day.
-const maxRetryAfterSeconds = 24 * 60 * 60
-
 // StatusError is a response with a status code outside 2xx.
 type StatusError struct {
-	Endpoint   string        // endpoint label, e.g. "global-stability/pillar/cyber"
-	StatusCode int           // HTTP status code
-	Excerpt    string        // start of the body, sanitised, at most a few hundred bytes
-	RetryAfter time.Duration // from Retry-After on a 429 or 503; 0 when absent
+	Endpoint   string // endpoint label, e.g. "global-stability/pillar/cyber"
+	StatusCode int
+	Excerpt    string // start of the body, whatever its shape, through the door and sanitised
+	// RetryAfter is a 429's or 503's Retry-After, seconds or an HTTP date,
+	// capped at a day so that no value silences an endpoint for longer.
+	RetryAfter time.Duration
 }
 
 func (e *StatusError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: HTTP %d %s", e.Endpoint, e.StatusCode, http.StatusText(e.StatusCode))
+	msg := fmt.Sprintf("%s: HTTP %d %s", e.Endpoint, e.StatusCode, http.StatusText(e.StatusCode))
 	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
+		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	if e.Excerpt != "" {
-		fmt.Fprintf(&b, ": %s", e.Excerpt)
+		msg += ": " + e.Excerpt
 	}
-	return b.String()
+	return msg
 }
 
 // Is maps the status code to its class, so errors.Is(err, ErrAuth) works.
 func (e *StatusError) Is(target error) bool {
-	switch target {
-	case ErrAuth:
-		return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
-	case ErrServer:
-		return e.StatusCode >= 500 && e.StatusCode <= 599
-	}
-	return false
+	code := e.StatusCode
+	return target == ErrAuth && (code == 401 || code == 403) || target == ErrNotFound && code == 404 ||
+		target == ErrRateLimited && code == 429 || target == ErrServer && code >= 500 && code <= 599
 }
 
 // TransportError is a failure to get a whole response: connection refused or
-// reset, TLS failure, a deadline, a body cut short. It never carries the
-// request URL (a *url.Error's text would).
+// reset, TLS failure, a deadline, a body cut short. Its text never holds the
+// request URL.
 type TransportError struct {
 	Endpoint string
 	Err      error
@@ -78,28 +66,30 @@ type TransportError struct {
 func (e *TransportError) Error() string { return e.Endpoint + ": " + e.Err.Error() }
 func (e *TransportError) Unwrap() error { return e.Err }
 
-// DecodeError is a response that arrived whole but is not what the spec
-// describes: not JSON, the wrong shape, a missing or null field, a value out
-// of range, or a body over the size limit.
+// DecodeError is a whole response that is not what the spec describes: a
+// Content-Type that is not JSON (JSON types, text/plain and none pass), a
+// Content-Encoding other than gzip, a body over its limit, or what the
+// decoder returned (for ErrNotJSON, with the start of the body).
 type DecodeError struct {
-	Endpoint string
+	Endpoint string // empty as a decoder returns it
 	Field    string // path of the offending field, e.g. "events[3].lat"; empty for the whole body
 	Err      error
 }
 
 func (e *DecodeError) Error() string {
-	if e.Endpoint == "" { // as a decoder returns it, before the client names the endpoint
-		return "field " + e.Field + ": " + e.Err.Error()
+	msg := e.Err.Error()
+	if e.Field != "" {
+		msg = "field " + e.Field + ": " + msg
 	}
-	if e.Field == "" {
-		return e.Endpoint + ": decode: " + e.Err.Error()
+	if e.Endpoint != "" {
+		msg = e.Endpoint + ": decode: " + msg
 	}
-	return e.Endpoint + ": decode: field " + e.Field + ": " + e.Err.Error()
+	return msg
 }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // RetryAfter returns how long the server asked the caller to wait, if err
-// carries a Retry-After header value.
+// carries a Retry-After.
 func RetryAfter(err error) (time.Duration, bool) {
 	var se *StatusError
 	if errors.As(err, &se) && se.RetryAfter > 0 {
@@ -108,45 +98,52 @@ func RetryAfter(err error) (time.Duration, bool) {
 	return 0, false
 }
 
-// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date
-// (RFC 9110 section 10.2.3), either capped at maxRetryAfterSeconds.
-// Unparsable or past values give 0.
+// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date (RFC
+// 9110 10.2.3), capped at a day; a bad or past value is 0.
 func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
+	const day = 24 * time.Hour
+	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		return time.Duration(min(max(secs, 0), int64(day/time.Second))) * time.Second
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(min(max(secs, 0), maxRetryAfterSeconds)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		// Sub saturates at 292 years rather than overflowing; cap it too.
-		return min(t.Sub(now), maxRetryAfterSeconds*time.Second)
+	if t, err := http.ParseTime(strings.TrimSpace(v)); err == nil && t.After(now) {
+		return min(t.Sub(now), day) // Sub saturates at 292 years
 	}
 	return 0
 }
 
 // sanitize makes text from the wire safe for one log line: control
 // characters and invalid UTF-8 become spaces, runs of space collapse, and
-// the result is at most max bytes. Redact the key first (Client.excerpt):
-// cutting could otherwise leave a piece of it too short to recognise.
+// what is over max bytes becomes "…". Redact the key first (Client.excerpt):
+// cutting could leave a piece of it too short to recognise.
 func sanitize(s string, max int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r) {
-			if !space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = true
-			continue
-		}
-		space = false
-		if b.Len()+utf8.RuneLen(r) > max {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r)
+	}), " ")
+	if len(s) <= max {
+		return s
 	}
-	return strings.TrimSpace(b.String())
+	for !utf8.RuneStart(s[max]) { // s is valid UTF-8 now: cut before a rune
+		max--
+	}
+	return strings.TrimSpace(s[:max]) + "…"
+}
+
+// redactedError stands in for an error whose text the door changed: it
+// answers errors.Is as the original does but does not unwrap to it, so no
+// caller reaches the original text.
+type redactedError struct {
+	msg  string
+	orig error
+}
+
+func (e *redactedError) Error() string        { return e.msg }
+func (e *redactedError) Is(target error) bool { return errors.Is(e.orig, target) }
+
+// redactError passes err's text through the door: a transport's or a
+// decoder's error quotes upstream bytes.
+func (c *Client) redactError(err error) error {
+	if msg := c.cfg.Keys.Upstream(err.Error()); msg != err.Error() {
+		return &redactedError{msg: msg, orig: err}
+	}
+	return err
 }

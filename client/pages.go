@@ -23,57 +23,38 @@ type Pager interface {
 }
 
 // Walk follows a paged endpoint from its first page until next_cursor is
-// empty, handing each page to pager; a next_cursor is passed back in
-// Config.CursorParam. At most Config.MaxPages pages are read, and a cursor
-// the server sent before ends the walk as a loop (however far back,
-// A→B→C→A included), rather than returning a partial list that would look
-// complete. Walk returns the number of pages read.
+// empty, handing each page to pager, and returns the number of pages read.
+// A next_cursor goes back in Config.CursorParam, with a page size when
+// Config.PageSizeParam and PageSize are set. More than Config.MaxPages pages
+// or a cursor sent before (A→B→C→A included) end the walk with an error
+// rather than a partial list that would look whole.
 func (c *Client) Walk(ctx context.Context, endpoint string, limit Limit, pager Pager) (int, error) {
-	seen := make(map[string]bool)
-	var cursor string
+	seen := map[string]bool{}
+	query := url.Values{}
+	if c.cfg.PageSizeParam != "" && c.cfg.PageSize > 0 {
+		query.Set(c.cfg.PageSizeParam, strconv.Itoa(c.cfg.PageSize))
+	}
+	cursor := ""
 	for page := 1; ; page++ {
-		query := url.Values{}
-		if cursor != "" {
-			query.Set(c.cursorParam, cursor)
-		}
-		if c.pageSizeParam != "" && c.pageSize > 0 {
-			query.Set(c.pageSizeParam, strconv.Itoa(c.pageSize))
-		}
 		var next string
-		meta, err := c.get(ctx, endpoint, page, query, c.limit(limit), pager.Validators(page, cursor), func(r io.Reader) error {
-			var err error
+		where := fmt.Sprintf("%s page %d", endpoint, page)
+		meta, err := c.get(ctx, endpoint, where, page, query, limit, pager.Validators(page, cursor), func(r io.Reader) (err error) {
 			next, err = pager.Read(r, page)
 			return err
 		})
 		if err == nil {
 			next, err = pager.Answered(page, cursor, meta, next)
 		}
-		switch {
-		case err != nil:
+		if err != nil || next == "" {
 			return page, err
-		case next == "":
-			return page, nil
 		}
-		where := fmt.Sprintf("%s page %d", endpoint, page)
 		switch {
 		case seen[next]:
 			return page, &DecodeError{Endpoint: where, Field: "next_cursor", Err: fmt.Errorf("%w: the server sent a cursor it had sent before", ErrCursorLoop)}
-		case page >= c.maxPages:
-			return page, fmt.Errorf("%s: %w: more remain after %d pages; raise --api.max-pages or the page size", where, ErrTooManyPages, c.maxPages)
+		case page >= c.cfg.MaxPages:
+			return page, fmt.Errorf("%s: %w: more remain after %d pages; raise --api.max-pages or the page size", where, ErrTooManyPages, c.cfg.MaxPages)
 		}
-		seen[next] = true
-		cursor = next
+		seen[next], cursor = true, next
+		query.Set(c.cfg.CursorParam, cursor)
 	}
 }
-
-// PageReader is a Pager that sends no validators: every page is read.
-type PageReader func(body io.Reader, page int) (next string, err error)
-
-// Validators sends none.
-func (PageReader) Validators(int, string) Validators { return Validators{} }
-
-// Read calls the function.
-func (f PageReader) Read(body io.Reader, page int) (string, error) { return f(body, page) }
-
-// Answered follows the cursor the page gave.
-func (PageReader) Answered(_ int, _ string, _ Meta, next string) (string, error) { return next, nil }

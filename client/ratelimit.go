@@ -7,25 +7,20 @@ import (
 	"time"
 )
 
-// RateLimit is the quota an API response announces, where it uses one of
-// the common conventions; the spec shows none, so every field may be
-// absent (negative). A quota is taken whole from one convention, the
-// newest the response uses, never pieced together from several: an API
-// that sends two of them (often a gateway's beside the application's) may
-// count different things in each, and "500 left of 10" helps nobody. In
-// order of preference:
+// RateLimit is the quota an API response announces; the spec shows none, so
+// every field may be absent. It is taken whole from the newest convention
+// the response uses (one of its fields holds a usable value), never pieced
+// together: a gateway's quota beside the application's may count other
+// things, and "500 left of 10" helps nobody. Newest first:
 //
-//   - the IETF fields (draft-ietf-httpapi-ratelimit-headers-08 and later):
-//     RateLimit-Policy: "default";q=100;w=60 and RateLimit: "default";r=50;t=30
-//   - its draft-07 form: RateLimit: limit=100, remaining=50, reset=30, with
+//   - IETF (draft-08 on): RateLimit-Policy: "default";q=100;w=60 and
+//     RateLimit: "default";r=50;t=30
+//   - draft-07: RateLimit: limit=100, remaining=50, reset=30, with
 //     RateLimit-Policy: 100;w=60 for the window
-//   - its earlier drafts: RateLimit-Limit, RateLimit-Remaining,
+//   - drafts 03 to 06: RateLimit-Limit (100, 100;w=60), RateLimit-Remaining,
 //     RateLimit-Reset (seconds from now)
-//   - the de facto X-RateLimit-Limit, X-RateLimit-Remaining and
-//     X-RateLimit-Reset, whose reset is Unix seconds (GitHub and most
-//     others) or, when smaller than 10^9, seconds from now.
-//
-// A convention is in use when one of its fields holds a usable value.
+//   - X-RateLimit-Limit, -Remaining and -Reset, whose reset is Unix seconds
+//     (GitHub and most others) or, below 10^9, seconds from now.
 type RateLimit struct {
 	Limit     float64       // requests allowed per window; -1 if not sent
 	Remaining float64       // requests left in this window; -1 if not sent
@@ -33,197 +28,127 @@ type RateLimit struct {
 	Window    time.Duration // the window's length; 0 if not sent
 }
 
-// noQuota is a RateLimit that announces nothing.
-var noQuota = RateLimit{Limit: -1, Remaining: -1}
-
-// announces reports whether any field was read.
-func (r RateLimit) announces() bool {
-	return r.Limit >= 0 || r.Remaining >= 0 || !r.Reset.IsZero() || r.Window > 0
-}
-
-// rateLimit reads a response's quota, received at now, from the newest
-// convention it uses.
+// rateLimit reads a response's quota, received at now.
 func rateLimit(h http.Header, now time.Time) RateLimit {
-	for _, read := range []func(http.Header, time.Time) RateLimit{ietfQuota, draft07Quota, draftQuota, xQuota} {
-		if r := read(h, now); r.announces() {
-			return r
-		}
-	}
-	return noQuota
-}
-
-// ietfQuota reads RateLimit's first item (r=, t=) and the RateLimit-Policy
-// item of the same name (q=, w=), or the first policy if none has it.
-func ietfQuota(h http.Header, now time.Time) RateLimit {
-	r := noQuota
-	var name string
+	// IETF: RateLimit's first item, and the policy (an item with q=) of its
+	// name, else the first policy.
+	var name, r, t, q, w string
 	if items := sfList(h.Values("RateLimit")); len(items) > 0 {
 		if _, ok := items[0].params["r"]; ok || items[0].params["t"] != "" {
-			name = items[0].name
-			r.set("", items[0].params["r"], items[0].params["t"], now, false)
+			name, r, t = items[0].name, items[0].params["r"], items[0].params["t"]
 		}
 	}
-	if p, ok := policy(sfList(h.Values("RateLimit-Policy")), name); ok {
-		if q, ok := count(p.params["q"]); ok {
-			r.Limit = q
-		}
-		if w, ok := count(p.params["w"]); ok {
-			if d, ok := seconds(w); ok {
-				r.Window = d
-			}
+	var policy *sfItem
+	for _, p := range sfList(h.Values("RateLimit-Policy")) {
+		if _, ok := p.params["q"]; ok && (policy == nil || p.name == name && policy.name != name) {
+			policy = &p
 		}
 	}
-	return r
+	if policy != nil {
+		q, w = policy.params["q"], ";w="+policy.params["w"]
+	}
+	var d07 convention
+	p := structuredParams(h.Get("RateLimit"))
+	_, hasLimit := p["limit"]
+	if _, hasRemaining := p["remaining"]; hasLimit || hasRemaining {
+		d07 = convention{p["limit"], p["remaining"], p["reset"], h.Get("RateLimit-Policy"), false}
+	}
+	for _, c := range []convention{
+		{q, r, t, w, false},
+		d07,
+		{h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), "", false},
+		{h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), "", true},
+	} {
+		if q := c.quota(now); q.Limit >= 0 || q.Remaining >= 0 || !q.Reset.IsZero() || q.Window > 0 {
+			return q
+		}
+	}
+	return RateLimit{Limit: -1, Remaining: -1}
 }
 
-// policy is the policy (an item with q=) named name, or else the first.
-func policy(policies []sfItem, name string) (sfItem, bool) {
-	var first *sfItem
-	for i, p := range policies {
-		if _, ok := p.params["q"]; !ok {
-			continue
-		}
-		if p.name == name {
-			return p, true
-		}
-		if first == nil {
-			first = &policies[i]
-		}
-	}
-	if first == nil {
-		return sfItem{}, false
-	}
-	return *first, true
+// convention is one convention's fields as sent: policy holds the window
+// where the limit does not, and a reset may be Unix seconds where unix.
+type convention struct {
+	limit, remaining, reset, policy string
+	unix                            bool
 }
 
-// draft07Quota reads draft-07's RateLimit dictionary, with the window from
-// a RateLimit-Policy of its form (100;w=60).
-func draft07Quota(h http.Header, now time.Time) RateLimit {
-	r := noQuota
-	params := structuredParams(h.Get("RateLimit"))
-	_, hasLimit := params["limit"]
-	_, hasRemaining := params["remaining"]
-	if !hasLimit && !hasRemaining {
-		return r
-	}
-	r.set(params["limit"], params["remaining"], params["reset"], now, false)
-	if r.Window == 0 {
-		r.setWindow(h.Get("RateLimit-Policy"))
-	}
-	return r
-}
-
-// draftQuota reads drafts 03 to 06: RateLimit-Limit (with its windows),
-// RateLimit-Remaining, RateLimit-Reset.
-func draftQuota(h http.Header, now time.Time) RateLimit {
-	r := noQuota
-	r.set(h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), now, false)
-	return r
-}
-
-// xQuota reads X-RateLimit-Limit, -Remaining and -Reset.
-func xQuota(h http.Header, now time.Time) RateLimit {
-	r := noQuota
-	r.set(h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), now, true)
-	return r
-}
-
-// set takes each value that is a valid count.
-func (r *RateLimit) set(limit, remaining, reset string, now time.Time, resetMayBeUnix bool) {
-	// "100, 100;w=60" (drafts 03 to 06) and "100;w=60": the first number is
-	// the quota, the first w= its window.
-	first, _, _ := strings.Cut(strings.TrimSpace(strings.Split(limit, ",")[0]), ";")
+// quota reads c's values; one that is no valid count is absent.
+func (c convention) quota(now time.Time) RateLimit {
+	r := RateLimit{Limit: -1, Remaining: -1}
+	// "100, 100;w=60" and "100;w=60": the first number is the quota, the
+	// first plausible w= its window.
+	first, _, _ := strings.Cut(strings.TrimSpace(strings.Split(c.limit, ",")[0]), ";")
 	if n, ok := count(first); ok {
 		r.Limit = n
-		r.setWindow(limit)
+		r.Window = window(c.limit)
 	}
-	if n, ok := count(remaining); ok {
+	if n, ok := count(c.remaining); ok {
 		r.Remaining = n
 	}
-	if n, ok := count(reset); ok {
+	if n, ok := count(c.reset); ok {
 		switch {
-		case resetMayBeUnix && n >= 1e9 && n < maxUnixReset:
+		case c.unix && n >= 1e9 && n < 253402300800: // before the year 10000
 			r.Reset = time.Unix(int64(n), 0)
 		case n < 1e9: // seconds from now; more would be a date, or nonsense
 			r.Reset = now.Add(time.Duration(n) * time.Second)
 		}
 	}
+	if r.Window == 0 {
+		r.Window = window(c.policy)
+	}
+	return r
 }
 
-// setWindow takes the first plausible w= of a list of quota policies
-// ("100, 100;w=60" or "100;w=60").
-func (r *RateLimit) setWindow(v string) {
-	for _, e := range strings.Split(v, ",") {
-		_, params, _ := strings.Cut(e, ";")
-		if w, ok := count(structuredParams(params)["w"]); ok {
-			if d, ok := seconds(w); ok {
-				r.Window = d
-				return
-			}
+// window is the first plausible (up to a year) w= of a list of policies.
+func window(v string) time.Duration {
+	for _, p := range sfList([]string{v}) {
+		if w, ok := count(p.params["w"]); ok && w > 0 && w <= 366*24*3600 {
+			return time.Duration(w) * time.Second
 		}
 	}
-}
-
-// maxUnixReset is the first second of the year 10000: a reset after it is
-// not a date.
-const maxUnixReset = 253402300800
-
-// seconds turns a window's w= into a duration, if it is a plausible one
-// (up to a year).
-func seconds(n float64) (time.Duration, bool) {
-	if n <= 0 || n > 366*24*3600 {
-		return 0, false
-	}
-	return time.Duration(n) * time.Second, true
+	return 0
 }
 
 // count parses a non-negative whole number no larger than 2^53.
 func count(s string) (float64, bool) {
 	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-	if err != nil || n > 1<<53 {
-		return 0, false
-	}
-	return float64(n), true
+	return float64(n), err == nil && n <= 1<<53
 }
 
 // structuredParams reads the parameters of a structured field item
 // (`"name";q=100;w=60`) or a dictionary (`limit=100, remaining=50`) into
-// one map: key → value, quotes removed.
+// one map, keys in lower case, values unquoted; the first of a key wins.
 func structuredParams(v string) map[string]string {
 	out := map[string]string{}
 	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
 		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			continue
-		}
 		k = strings.ToLower(strings.TrimSpace(k))
-		if _, seen := out[k]; !seen {
+		if _, seen := out[k]; ok && !seen {
 			out[k] = strings.Trim(strings.TrimSpace(val), `"`)
 		}
 	}
 	return out
 }
 
-// sfItem is one member of a structured-field list (RFC 9651) as the IETF
-// rate-limit fields use it: a name (a string or a token) and parameters.
+// sfItem is a member of a structured-field list (RFC 9651) as the rate-limit
+// fields use it: a name (string or token) and parameters.
 type sfItem struct {
 	name   string
 	params map[string]string
 }
 
 // sfList reads a structured-field list leniently: members split at commas,
-// parameters at semicolons; quotes are removed. Enough for the rate-limit
+// parameters at semicolons, quotes removed; enough for the rate-limit
 // fields, whose names and values hold neither.
 func sfList(values []string) []sfItem {
 	var out []sfItem
 	for _, v := range values {
 		for _, member := range strings.Split(v, ",") {
-			parts := strings.Split(member, ";")
-			name := strings.Trim(strings.TrimSpace(parts[0]), `"`)
-			if name == "" && len(parts) == 1 {
-				continue
+			name, params, found := strings.Cut(member, ";")
+			if name = strings.Trim(strings.TrimSpace(name), `"`); name != "" || found {
+				out = append(out, sfItem{name: name, params: structuredParams(params)})
 			}
-			out = append(out, sfItem{name: name, params: structuredParams(strings.Join(parts[1:], ";"))})
 		}
 	}
 	return out
