@@ -145,7 +145,8 @@ targets:
 }
 
 // TestLoadRefusesWhatIsNotATargetsFile: a misspelt field, no targets, a
-// file that is not YAML: each refused, saying what the file holds.
+// file that is not YAML, a field beside the targets (a global section the
+// file does not have): each refused, saying what the file holds.
 func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 	for name, yaml := range map[string]string{
 		"a misspelt field":  "targets:\n  - name: a\n    api_urll: https://a.example.com\n    api_key_file: k\n",
@@ -153,14 +154,19 @@ func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 		"empty":             "",
 		"not YAML":          "targets: [\n",
 		"a key in the file": "targets:\n  - name: a\n    api_url: https://a.example.com\n    api_key: secret\n",
+		// Every target of this one is good: only the field beside them is wrong.
+		"a field beside targets": "targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: k}\nglobal:\n  timeout: 5s\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := targets.Load(writeTargets(t, t.TempDir(), yaml), defaults())
+			_, err := targets.Load(writeTargets(t, t.TempDir(), yaml, "k"), defaults())
 			if err == nil {
 				t.Fatal("loaded")
 			}
 			if name == "a key in the file" && strings.Contains(err.Error(), "secret") {
 				t.Errorf("the error shows the value: %v", err)
+			}
+			if name == "a field beside targets" && !strings.Contains(err.Error(), `unknown field "global"`) {
+				t.Errorf("the error does not name the field: %v", err)
 			}
 			t.Log(err)
 		})
