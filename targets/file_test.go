@@ -310,3 +310,31 @@ targets:
 		t.Errorf("a target's own ca_file reads %q, want it in the file's directory", got)
 	}
 }
+
+// TestAnAPIURLsPasswordIsNeverShown: an api_url that holds a user and
+// password and is refused (written without a scheme, with a query, a
+// space, another scheme) is named in the error without the password,
+// however it fails to parse.
+func TestAnAPIURLsPasswordIsNeverShown(t *testing.T) {
+	const password = "hunter2-0123456789"
+	for _, raw := range []string{
+		"admin:" + password + "@api.example.com",
+		"admin:" + password + "@api.example.com:8443/gsis",
+		"//admin:" + password + "@api.example.com",
+		"https://admin:" + password + "@api.example.com/?v=1",
+		"ftp://admin:" + password + "@api.example.com",
+		"https://admin:" + password + "@api.example.com/a path",
+		"https://admin:" + password + " @api.example.com",
+	} {
+		t.Run(raw, func(t *testing.T) {
+			path := writeTargets(t, t.TempDir(), fmt.Sprintf("targets:\n  - {name: a, api_url: %q, api_key_file: a.key}\n", raw), "a.key")
+			_, err := targets.Load(path, defaults())
+			if err == nil || !strings.Contains(err.Error(), "targets[0] (a): api_url ") {
+				t.Fatalf("loaded, or the error does not name api_url: %v", err)
+			}
+			if strings.Contains(err.Error(), password) || strings.Contains(err.Error(), password[:8]) {
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+}
