@@ -303,3 +303,48 @@ func TestAChangedTargetKeepsItsCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestAFailedReloadLeavesNoTargetBehind: a reload that built a target new
+// to the file and then could not build the next serves neither, and the
+// new one leaves no series: what /metrics shows per target is the targets
+// served, with the running ones' counters as they were.
+func TestAFailedReloadLeavesNoTargetBehind(t *testing.T) {
+	dir := t.TempDir()
+	accounts := map[string]*account{
+		"prod":  newAccount(t, "key-prod-0123456789", 1, nil),
+		"added": newAccount(t, "key-added-0123456789", 2, nil),
+	}
+	env := newEnv(40)
+	path := targetsFile(t, dir, accounts, nil, "prod")
+	set, err := targets.NewSet(path, defaults(), env.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe(t, set, "target=prod")
+	targetsFile(t, dir, accounts, map[string]string{"prod": "    tls_config: {ca_file: /nonexistent/ca.pem}\n"}, "added", "prod")
+	if err := set.Reload(); err == nil {
+		t.Fatal("a reload naming a CA file that is not there succeeded")
+	}
+	if _, ok := set.Get("added"); ok {
+		t.Error("the target of the failed reload is served")
+	}
+	fams, err := env.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "target" && l.GetValue() != "prod" {
+					t.Errorf("the failed reload left %s{target=%q}", f.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
+	if v := value(t, env.reg, "global_stability_api_requests_total", "target", "prod", "endpoint", "summaries", "code", "200"); v != 1 {
+		t.Errorf("prod's requests_total{summaries,200} = %v after the failed reload, want 1", v)
+	}
+	if n, _ := accounts["added"].requests(); n != 0 {
+		t.Errorf("the target of the failed reload sent %d requests", n)
+	}
+}

@@ -132,8 +132,9 @@ func (s *Set) replace(named []Named) error {
 		}
 		t, err := New(n.Name, n.Settings, s.env)
 		if err != nil {
-			for _, b := range built {
-				b.Close(false)
+			for _, b := range built { // never served: no probe holds them
+				_, running := old.byName[b.Name]
+				b.close(!running) // a running target's series are its own
 			}
 			return fmt.Errorf("target %q: %w", n.Name, err)
 		}
