@@ -67,9 +67,12 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	if err := yaml.Unmarshal(b, &top); err != nil {
 		return nil, notTargets(withoutGoTypes(err))
 	}
-	for _, kv := range top {
-		if kv.Key != "targets" {
+	for i, kv := range top {
+		switch {
+		case kv.Key != "targets":
 			return nil, notTargets(fmt.Sprintf("unknown field %q%s", fmt.Sprint(kv.Key), nearest(fmt.Sprint(kv.Key), []string{"targets"})))
+		case i > 0: // YAML would keep the last list, the first lost whole
+			return nil, notTargets("targets is given twice: keep one list")
 		}
 	}
 	var doc struct {
@@ -114,7 +117,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		}
 		s := defaults.Clone()
 		s.APIURL, s.KeyFile, s.Key, s.KeyFrom = "", "", nil, ""
-		byField := map[string]Setting{}
+		byField, given := map[string]Setting{}, map[string]bool{}
 		for _, st := range s.List() {
 			byField[st.Field] = st
 		}
@@ -122,6 +125,8 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			field := fmt.Sprint(kv.Key)
 			st, ok := byField[field]
 			switch {
+			case given[field]: // YAML would keep the last
+				bad("%s is given twice: keep one", field)
 			case field == "name":
 			case !ok || field == "":
 				bad("unknown field %q%s (keys never go in this file: api_key_file names a file holding one)", field, nearest(field, fields))
@@ -132,6 +137,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 					s.TLS.SetDirectory(filepath.Dir(path))
 				}
 			}
+			given[field] = true
 		}
 		if s.APIURL == "" {
 			bad("api_url is required: this target's base address, such as https://api.example.com")

@@ -338,3 +338,23 @@ func TestAnAPIURLsPasswordIsNeverShown(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadRefusesAFieldGivenTwice: YAML lets a mapping repeat a key, the
+// last one winning. A target that gives a field twice, or a file that
+// gives targets: twice (the first list lost whole), is refused, naming
+// the field and the target, rather than read as one of them.
+func TestLoadRefusesAFieldGivenTwice(t *testing.T) {
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"a target's field": {"targets:\n  - name: a\n    api_url: https://a.example.com\n    api_key_file: a.key\n    api_url: https://b.example.com\n",
+			"targets[0] (a): api_url is given twice"},
+		"targets": {"targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: a.key}\ntargets:\n  - {name: b, api_url: \"https://b.example.com\", api_key_file: a.key}\n",
+			"targets is given twice"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			named, err := targets.Load(writeTargets(t, t.TempDir(), tc.yaml, "a.key"), defaults())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("loaded %+v, %v; want an error saying %q", named, err, tc.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -170,11 +171,15 @@ func TestReloadAppliesEverySetting(t *testing.T) {
 			writeAtomically(t, filepath.Join(dir, "wrong.key"), "key-nobody-knows-0123456789")
 			file := func(extra string) {
 				extra = strings.NewReplacer("{{alt}}", alt.srv.URL, "{{dir}}", dir).Replace(extra)
-				body := "targets:\n  - name: a\n    api_url: " + srv.URL + "\n    api_key_file: a.key\n"
-				if extra != "" {
-					body += "    " + extra + "\n"
+				fields := []string{"name: a", "api_url: " + srv.URL, "api_key_file: a.key"}
+				for line := range strings.SplitSeq(extra, "\n    ") {
+					field, _, _ := strings.Cut(line, ":") // a field of the case's replaces the base's: none is given twice
+					fields = slices.DeleteFunc(fields, func(f string) bool { return strings.HasPrefix(f, field+":") })
+					if line != "" {
+						fields = append(fields, line)
+					}
 				}
-				writeAtomically(t, filepath.Join(dir, "targets.yml"), body)
+				writeAtomically(t, filepath.Join(dir, "targets.yml"), "targets:\n  - "+strings.Join(fields, "\n    ")+"\n")
 			}
 			file("")
 			set, err := targets.NewSet(filepath.Join(dir, "targets.yml"), targets.Defaults(), newEnv(40).Env)
