@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // flagCase sets one flag (or a pair that only works together) to a value
@@ -503,5 +505,33 @@ func TestTLSCAFileFromTheEnvironment(t *testing.T) {
 	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey, "GLOBAL_STABILITY_API_URL=" + srv.URL, "GLOBAL_STABILITY_API_TLS_CA_FILE=" + ca})
 	if got := up(e.scrape(t)); got != 1 {
 		t.Errorf("with the CA from the environment, up = %v, want 1", got)
+	}
+}
+
+// TestTheFlagsGiveTheDeclaredDefaults walks the declared settings: a
+// command line and an environment that set none of them give each the
+// default it declares, the one a target of a targets' file starts from
+// too (targets.Defaults). A default lost on its way to kingpin (a boolean
+// flag's "true" taken for kingpin's own default, say) fails here.
+func TestTheFlagsGiveTheDeclaredDefaults(t *testing.T) {
+	app := kingpin.New(exporterName, "")
+	c := registerFlags(app)
+	for _, f := range app.Model().Flags {
+		if f.Envar != "" {
+			t.Setenv(f.Envar, "") // kingpin reads an empty variable as unset
+		}
+	}
+	if _, err := app.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	want := targets.Defaults()
+	got := c.defaults.List()
+	for i, st := range want.List() {
+		if st.Flag != "" && got[i].Value.String() != st.Value.String() {
+			t.Errorf("--%s with nothing set is %q, want its declared default %q", st.Flag, got[i].Value.String(), st.Value.String())
+		}
+	}
+	if !targets.Same(c.defaults, want) {
+		t.Errorf("the flags' settings with nothing set:\n%+v\nwant the declared defaults:\n%+v", c.defaults, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/simulator"
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // TestHelpAndVersionGoToStdout: asked-for output goes to stdout, as
@@ -191,6 +193,50 @@ func TestAKeyVariableSetButEmpty(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "GLOBAL_STABILITY_API_KEY is set but empty") || strings.Contains(string(out), "no API key") {
 		t.Errorf("want the empty variable named:\n%s", out)
+	}
+}
+
+// TestAShortKeyIsRefusedFromEverySource walks the ways a key comes in:
+// the environment, --api.key-file and its variable, a targets' file. A
+// key one character short of targets.MinKeyLength (a key file ending in
+// a newline, as an editor leaves it) stops start-up from each, naming
+// where it came from, and never shows the key.
+func TestAShortKeyIsRefusedFromEverySource(t *testing.T) {
+	short := secretKey[:targets.MinKeyLength-1]
+	keyFile := writeFile(t, short+"\n")
+	file := filepath.Join(t.TempDir(), "targets.yml")
+	if err := os.WriteFile(file, []byte("targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: "+keyFile+"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const api = "--api.url=https://api.example.com"
+	for name, tc := range map[string]struct {
+		args, env []string
+		from      string
+	}{
+		targets.KeyEnv:                  {[]string{api}, []string{targets.KeyEnv + "=" + short}, targets.KeyEnv},
+		"--api.key-file":                {[]string{api, "--api.key-file=" + keyFile}, nil, "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file " + keyFile},
+		"GLOBAL_STABILITY_API_KEY_FILE": {[]string{api}, []string{"GLOBAL_STABILITY_API_KEY_FILE=" + keyFile}, "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file " + keyFile},
+		"a targets' file":               {[]string{"--config.file=" + file}, nil, "targets[0] (a): api_key_file: API key file " + keyFile},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// An exporter that took the key would serve until killed.
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, append(tc.args, "--web.listen-address=127.0.0.1:0")...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Fatalf("a key of %d characters: exit %d, want 1:\n%s", len(short), code, out)
+			}
+			want := fmt.Sprintf("%s holds a key of %d characters: want at least %d", tc.from, len(short), targets.MinKeyLength)
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the log lacks %q:\n%s", want, out)
+			}
+			if piece := keyPieceOf(string(out), short); piece != "" {
+				t.Errorf("the log shows %q of the key:\n%s", piece, out)
+			}
+		})
 	}
 }
 

@@ -22,11 +22,11 @@ import (
 // rather than read: a targets' file of MaxTargets targets is a few hundred
 // KiB, a key a line.
 const (
-	MaxTargets     = 1000    // each costs a client, a store and its series
-	MaxFileBytes   = 4 << 20 // the targets' file
-	MaxKeyBytes    = 4 << 10 // a key file
-	MinKeyLength   = redact.MinKeyLength
-	fileReadTimout = 10 * time.Second
+	MaxTargets      = 1000    // each costs a client, a store and its series
+	MaxFileBytes    = 4 << 20 // the targets' file
+	MaxKeyBytes     = 4 << 10 // a key file
+	MinKeyLength    = redact.MinKeyLength
+	fileReadTimeout = 10 * time.Second
 )
 
 // KeyEnv is where the API key may come from instead of --api.key-file.
@@ -69,9 +69,12 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		return nil, notTargets(withoutGoTypes(err))
 	}
 	var list []any
-	for _, kv := range top {
-		if kv.Key != "targets" {
+	for i, kv := range top {
+		switch {
+		case kv.Key != "targets":
 			return nil, notTargets(fmt.Sprintf("unknown field %q%s", fmt.Sprint(kv.Key), nearest(fmt.Sprint(kv.Key), []string{"targets"})))
+		case i > 0: // YAML would keep the last list, the first lost whole
+			return nil, notTargets("targets is given twice: keep one list")
 		}
 		if list, _ = kv.Value.([]any); list == nil && kv.Value != nil {
 			return nil, notTargets("`targets` is not a list")
@@ -119,7 +122,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		}
 		s := defaults.Clone()
 		s.APIURL, s.KeyFile, s.Key, s.KeyFrom = "", "", nil, ""
-		byField := map[string]Setting{}
+		byField, given := map[string]Setting{}, map[string]bool{}
 		for _, st := range s.List() {
 			byField[st.Field] = st
 		}
@@ -127,6 +130,8 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			field := fmt.Sprint(kv.Key)
 			st, ok := byField[field]
 			switch {
+			case given[field]: // YAML would keep the last
+				bad("%s is given twice: keep one", field)
 			case field == "name":
 			case !ok || field == "":
 				bad("unknown field %q%s (keys never go in this file: api_key_file names a file holding one)", field, nearest(field, fields))
@@ -137,6 +142,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 					s.TLS.SetDirectory(filepath.Dir(path))
 				}
 			}
+			given[field] = true
 		}
 		if s.APIURL == "" {
 			bad("api_url is required: this target's base address, such as https://api.example.com")
@@ -222,7 +228,7 @@ func yamlNames(v any) []string {
 // Anything else is refused without being read: a FIFO or a device would
 // block start-up or a reload for ever, a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), fileReadTimout)
+	ctx, cancel := context.WithTimeout(context.Background(), fileReadTimeout)
 	defer cancel()
 	type result struct {
 		b   []byte
@@ -237,7 +243,7 @@ func readFile(path string, limit int64) ([]byte, error) {
 	case r := <-done:
 		return r.b, r.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: not read within %v (a file on a network file system that does not answer?)", path, fileReadTimout)
+		return nil, fmt.Errorf("%s: not read within %v (a file on a network file system that does not answer?)", path, fileReadTimeout)
 	}
 }
 

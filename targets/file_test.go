@@ -145,7 +145,8 @@ targets:
 }
 
 // TestLoadRefusesWhatIsNotATargetsFile: a misspelt field, no targets, a
-// file that is not YAML: each refused, saying what the file holds.
+// file that is not YAML, a field beside the targets (a global section the
+// file does not have): each refused, saying what the file holds.
 func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 	for name, yaml := range map[string]string{
 		"a misspelt field":  "targets:\n  - name: a\n    api_urll: https://a.example.com\n    api_key_file: k\n",
@@ -153,14 +154,19 @@ func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 		"empty":             "",
 		"not YAML":          "targets: [\n",
 		"a key in the file": "targets:\n  - name: a\n    api_url: https://a.example.com\n    api_key: secret\n",
+		// Every target of this one is good: only the field beside them is wrong.
+		"a field beside targets": "targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: k}\nglobal:\n  timeout: 5s\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := targets.Load(writeTargets(t, t.TempDir(), yaml), defaults())
+			_, err := targets.Load(writeTargets(t, t.TempDir(), yaml, "k"), defaults())
 			if err == nil {
 				t.Fatal("loaded")
 			}
 			if name == "a key in the file" && strings.Contains(err.Error(), "secret") {
 				t.Errorf("the error shows the value: %v", err)
+			}
+			if name == "a field beside targets" && !strings.Contains(err.Error(), `unknown field "global"`) {
+				t.Errorf("the error does not name the field: %v", err)
 			}
 			t.Log(err)
 		})
@@ -302,5 +308,53 @@ targets:
 	}
 	if got := named[1].Settings.TLS.CAFile; got != filepath.Join(dir, "own-ca.pem") {
 		t.Errorf("a target's own ca_file reads %q, want it in the file's directory", got)
+	}
+}
+
+// TestAnAPIURLsPasswordIsNeverShown: an api_url that holds a user and
+// password and is refused (written without a scheme, with a query, a
+// space, another scheme) is named in the error without the password,
+// however it fails to parse.
+func TestAnAPIURLsPasswordIsNeverShown(t *testing.T) {
+	const password = "hunter2-0123456789"
+	for _, raw := range []string{
+		"admin:" + password + "@api.example.com",
+		"admin:" + password + "@api.example.com:8443/gsis",
+		"//admin:" + password + "@api.example.com",
+		"https://admin:" + password + "@api.example.com/?v=1",
+		"ftp://admin:" + password + "@api.example.com",
+		"https://admin:" + password + "@api.example.com/a path",
+		"https://admin:" + password + " @api.example.com",
+	} {
+		t.Run(raw, func(t *testing.T) {
+			path := writeTargets(t, t.TempDir(), fmt.Sprintf("targets:\n  - {name: a, api_url: %q, api_key_file: a.key}\n", raw), "a.key")
+			_, err := targets.Load(path, defaults())
+			if err == nil || !strings.Contains(err.Error(), "targets[0] (a): api_url ") {
+				t.Fatalf("loaded, or the error does not name api_url: %v", err)
+			}
+			if strings.Contains(err.Error(), password) || strings.Contains(err.Error(), password[:8]) {
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+}
+
+// TestLoadRefusesAFieldGivenTwice: YAML lets a mapping repeat a key, the
+// last one winning. A target that gives a field twice, or a file that
+// gives targets: twice (the first list lost whole), is refused, naming
+// the field and the target, rather than read as one of them.
+func TestLoadRefusesAFieldGivenTwice(t *testing.T) {
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"a target's field": {"targets:\n  - name: a\n    api_url: https://a.example.com\n    api_key_file: a.key\n    api_url: https://b.example.com\n",
+			"targets[0] (a): api_url is given twice"},
+		"targets": {"targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: a.key}\ntargets:\n  - {name: b, api_url: \"https://b.example.com\", api_key_file: a.key}\n",
+			"targets is given twice"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			named, err := targets.Load(writeTargets(t, t.TempDir(), tc.yaml, "a.key"), defaults())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("loaded %+v, %v; want an error saying %q", named, err, tc.want)
+			}
+		})
 	}
 }

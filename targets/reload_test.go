@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -170,11 +171,15 @@ func TestReloadAppliesEverySetting(t *testing.T) {
 			writeAtomically(t, filepath.Join(dir, "wrong.key"), "key-nobody-knows-0123456789")
 			file := func(extra string) {
 				extra = strings.NewReplacer("{{alt}}", alt.srv.URL, "{{dir}}", dir).Replace(extra)
-				body := "targets:\n  - name: a\n    api_url: " + srv.URL + "\n    api_key_file: a.key\n"
-				if extra != "" {
-					body += "    " + extra + "\n"
+				fields := []string{"name: a", "api_url: " + srv.URL, "api_key_file: a.key"}
+				for line := range strings.SplitSeq(extra, "\n    ") {
+					field, _, _ := strings.Cut(line, ":") // a field of the case's replaces the base's: none is given twice
+					fields = slices.DeleteFunc(fields, func(f string) bool { return strings.HasPrefix(f, field+":") })
+					if line != "" {
+						fields = append(fields, line)
+					}
 				}
-				writeAtomically(t, filepath.Join(dir, "targets.yml"), body)
+				writeAtomically(t, filepath.Join(dir, "targets.yml"), "targets:\n  - "+strings.Join(fields, "\n    ")+"\n")
 			}
 			file("")
 			set, err := targets.NewSet(filepath.Join(dir, "targets.yml"), targets.Defaults(), newEnv(40).Env)
@@ -301,5 +306,50 @@ func TestAChangedTargetKeepsItsCounters(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAFailedReloadLeavesNoTargetBehind: a reload that built a target new
+// to the file and then could not build the next serves neither, and the
+// new one leaves no series: what /metrics shows per target is the targets
+// served, with the running ones' counters as they were.
+func TestAFailedReloadLeavesNoTargetBehind(t *testing.T) {
+	dir := t.TempDir()
+	accounts := map[string]*account{
+		"prod":  newAccount(t, "key-prod-0123456789", 1, nil),
+		"added": newAccount(t, "key-added-0123456789", 2, nil),
+	}
+	env := newEnv(40)
+	path := targetsFile(t, dir, accounts, nil, "prod")
+	set, err := targets.NewSet(path, defaults(), env.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe(t, set, "target=prod")
+	targetsFile(t, dir, accounts, map[string]string{"prod": "    tls_config: {ca_file: /nonexistent/ca.pem}\n"}, "added", "prod")
+	if err := set.Reload(); err == nil {
+		t.Fatal("a reload naming a CA file that is not there succeeded")
+	}
+	if _, ok := set.Get("added"); ok {
+		t.Error("the target of the failed reload is served")
+	}
+	fams, err := env.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "target" && l.GetValue() != "prod" {
+					t.Errorf("the failed reload left %s{target=%q}", f.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
+	if v := value(t, env.reg, "global_stability_api_requests_total", "target", "prod", "endpoint", "summaries", "code", "200"); v != 1 {
+		t.Errorf("prod's requests_total{summaries,200} = %v after the failed reload, want 1", v)
+	}
+	if n, _ := accounts["added"].requests(); n != 0 {
+		t.Errorf("the target of the failed reload sent %d requests", n)
 	}
 }

@@ -27,7 +27,7 @@ type Set struct {
 	env      Env
 	logger   log.Logger
 
-	reloadMu sync.Mutex // one reload at a time
+	reloadMu sync.Mutex // one reload at a time, from reading the file to publishing it
 	current  atomic.Pointer[live]
 
 	reloadOK   prometheus.Gauge
@@ -102,6 +102,8 @@ func (s *Set) Reload() error {
 	if s.path == "" {
 		return errors.New("these targets come from --demo, not from a targets' file: there is nothing to reload")
 	}
+	s.reloadMu.Lock() // two reloads at once would publish the older file if the newer were read first
+	defer s.reloadMu.Unlock()
 	named, err := Load(s.path, s.defaults)
 	if err == nil {
 		err = s.replace(named)
@@ -117,9 +119,8 @@ func (s *Set) Reload() error {
 // replace builds the targets of named that differ from those running,
 // keeps the others, publishes the new generation and closes what it
 // replaced. Nothing is published unless every target could be built.
+// Reload holds reloadMu; NewSet's set is not shared yet.
 func (s *Set) replace(named []Named) error {
-	s.reloadMu.Lock()
-	defer s.reloadMu.Unlock()
 	old := s.current.Load()
 	next := &live{byName: map[string]*Target{}}
 	var built []*Target
@@ -132,8 +133,9 @@ func (s *Set) replace(named []Named) error {
 		}
 		t, err := New(n.Name, n.Settings, s.env)
 		if err != nil {
-			for _, b := range built {
-				b.Close(false)
+			for _, b := range built { // never served: no probe holds them
+				_, running := old.byName[b.Name]
+				b.close(func() bool { return !running }) // a running target's series are its own
 			}
 			return fmt.Errorf("target %q: %w", n.Name, err)
 		}
@@ -150,11 +152,11 @@ func (s *Set) replace(named []Named) error {
 	var removed []string
 	for name, t := range old.byName {
 		switch n, ok := next.byName[name]; {
-		case !ok:
-			t.Close(true)
+		case !ok: // its series go, unless a later reload serves its name again first
+			t.Close(func() bool { _, served := s.Get(name); return !served })
 			removed = append(removed, name)
 		case n != t:
-			t.Close(false)
+			t.Close(func() bool { return false })
 		}
 	}
 	slices.Sort(removed)

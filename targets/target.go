@@ -202,21 +202,22 @@ func (t *Target) Redactor() *redact.Redactor { return t.keys.Redactor }
 func (t *Target) Describe() []any { return []any{"api_url", t.API, "key_from", t.Settings.KeyFrom} }
 
 // Close lets the target's scrapes in flight finish, then gives up its
-// connections and its key ring; with forget, a target no longer in the
-// file, its series go too (a target replaced by one of the same name
-// keeps them: its counters go on).
-func (t *Target) Close(forget bool) {
-	go func() {
-		t.use.Lock() // once the probes in flight are done
-		t.closed = true
-		t.use.Unlock()
-		t.client.CloseIdleConnections()
-		t.keys.Drop()
-		if forget {
-			t.env.API.Forget(t.Name)
-			t.env.Scrapes.DeleteLabelValues(t.Name)
-		}
-	}()
+// connections and its key ring; when forget says so then (a target no
+// longer in the file), its series go too (a target replaced by one of the
+// same name keeps them: its counters go on).
+func (t *Target) Close(forget func() bool) { go t.close(forget) }
+
+// close is Close without its goroutine: it waits for the probes in flight.
+func (t *Target) close(forget func() bool) {
+	t.use.Lock()
+	t.closed = true
+	t.use.Unlock()
+	t.client.CloseIdleConnections()
+	t.keys.Drop()
+	if forget() {
+		t.env.API.Forget(t.Name)
+		t.env.Scrapes.DeleteLabelValues(t.Name)
+	}
 }
 
 // newHTTPClient builds a target's HTTP client with prometheus/common's

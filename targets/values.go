@@ -255,9 +255,10 @@ func parseAPIURL(raw string) (*url.URL, error) {
 // schemeHint suggests a scheme for an address written without one: https
 // is the usual answer, plain http the likely one for a loopback address or
 // a port such as 8080 (a local proxy, a test server), so both are named,
-// the likelier first.
+// the likelier first. An address with a user and password gets none: it
+// would repeat the password.
 func schemeHint(raw string) string {
-	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t") {
+	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t@") {
 		return ""
 	}
 	addr := strings.TrimLeft(raw, "/")
@@ -285,13 +286,14 @@ func trimVersion(u *url.URL) bool {
 }
 
 // displayURL shows a URL as the user wrote it, but without a password:
-// url.URL.Redacted's form when it parses with one, else everything up to
-// the last @ replaced.
+// url.URL.Redacted's form when it parses with a user, else everything up
+// to the last @ replaced (user:password@host, without a scheme, parses
+// with the user as its scheme).
 func displayURL(raw string) string {
 	if !strings.Contains(raw, "@") {
 		return raw
 	}
-	if u, err := url.Parse(raw); err == nil {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		return u.Redacted()
 	}
 	return "<redacted>" + raw[strings.LastIndex(raw, "@"):]
