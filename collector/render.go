@@ -1,9 +1,7 @@
 package collector
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -36,7 +34,10 @@ func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 		return nil, err
 	}
 	own, err := render(s, func(em *emitter) { s.emitBackoff(em, outcomes) })
-	return MergeFamilies(shared, own), err
+	if err != nil {
+		return nil, err
+	}
+	return prometheus.Gatherers{Families(shared), Families(own)}.Gather()
 }
 
 // render gathers what emit sends into metric families. They are never
@@ -63,27 +64,8 @@ func (e emitCollector) Collect(ch chan<- prometheus.Metric) {
 	e.emit(newEmitter(ch, e.scraper.logger))
 }
 
-// MergeFamilies merges lists of families sorted by name into one sorted
-// list, without copying a family's metrics unless two lists hold the same
-// name (then it joins them in a new family). prometheus.Gatherers does the
-// same with a consistency check and a hash per metric, which is what a
-// shared rendering saves: it was checked once, when it was gathered.
-func MergeFamilies(lists ...[]*dto.MetricFamily) []*dto.MetricFamily {
-	var out []*dto.MetricFamily
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	slices.SortStableFunc(out, func(a, b *dto.MetricFamily) int { return cmp.Compare(a.GetName(), b.GetName()) })
-	merged := out[:0]
-	for _, mf := range out {
-		if n := len(merged); n > 0 && merged[n-1].GetName() == mf.GetName() {
-			last := merged[n-1]
-			joined := &dto.MetricFamily{Name: last.Name, Help: last.Help, Type: last.Type, Unit: last.Unit}
-			joined.Metric = append(slices.Clip(last.Metric), mf.Metric...)
-			merged[n-1] = joined
-			continue
-		}
-		merged = append(merged, mf)
-	}
-	return merged
-}
+// Families is a Gatherer of families already gathered.
+type Families []*dto.MetricFamily
+
+// Gather returns the families as they are.
+func (f Families) Gather() ([]*dto.MetricFamily, error) { return f, nil }
