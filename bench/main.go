@@ -182,11 +182,17 @@ func run(out string, only int, base string) error {
 	// once arrive together and each exposition is as large as the label
 	// caps allow.
 	if want(6) {
-		r, err := capsFilledRow(exporterBin)
+		release, err := buildRelease(".", dir, "exporter-release")
 		if err != nil {
 			return err
 		}
-		rows = append(rows, r)
+		for _, warm := range []bool{false, true} {
+			r, err := capsFilledRow(release, warm)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, r)
+		}
 	}
 
 	// 7. This commit against an earlier one, built from git history.
