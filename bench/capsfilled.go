@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,9 @@ func fillCaps(e *endpoint.Endpoint, body []byte, names, items int) ([]byte, erro
 		switch f := fold.(type) {
 		case endpoint.FirstKeys:
 			n = max(n, names)
-			vary = append(vary, func(item map[string]any, i int) { item[f.Key] = fmt.Sprintf("indicator_with_a_plausible_name_%d", i%names) })
+			vary = append(vary, func(item map[string]any, i int) {
+				item[f.Key] = fmt.Sprintf("indicator_with_a_plausible_name_%d", i%names)
+			})
 		case endpoint.CountBy:
 			n = max(n, names)
 			vary = append(vary, func(item map[string]any, i int) { item[f.Field] = fmt.Sprintf("category_%d", i%names) })
@@ -143,6 +146,7 @@ func (c *capsFilled) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = v
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
 }
 

@@ -4,6 +4,8 @@
 //
 //	go run ./bench                        # print the table
 //	go run ./bench -o bench/RESULTS.md    # also write it, with the machine it ran on
+//	go run ./bench -only 11 -against 6876400   # CPU per collection at 10 to 100,000 events, side by side
+//	go run ./bench -profile /tmp/prof     # CPU profiles of collections at each volume (go tool pprof -top)
 //
 // What it measures:
 //   - scrape wall time against the longest chain of upstream requests, with
@@ -42,10 +44,23 @@ const benchKey = "bench-key"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
-	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load, 9 for the memory of every shape of body, 10 for many targets in one process); 0 runs all")
-	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (group 7)")
+	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load, 9 for the memory of every shape of body, 10 for many targets in one process, 11 for CPU per collection at each volume against -against); 0 runs all")
+	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (groups 7 and 9)")
+	against := flag.String("against", "", "commits to measure side by side with this tree and the floor in group 11, comma-separated")
+	profiles := flag.String("profile", "", "write a CPU profile of collections at each volume of group 11 into this directory (cpu-<events>.pprof), and nothing else")
 	flag.Parse()
-	if err := run(*out, *only, *base); err != nil {
+	if *profiles != "" {
+		if err := writeProfiles(*profiles); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var commits []string
+	if *against != "" {
+		commits = strings.Split(*against, ",")
+	}
+	if err := run(*out, *only, *base, commits); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -56,7 +71,7 @@ type row struct {
 	met                     bool
 }
 
-func run(out string, only int, base string) error {
+func run(out string, only int, base string, against []string) error {
 	want := func(group int) bool { return only == 0 || only == group }
 	dir, err := os.MkdirTemp("", "gse-bench")
 	if err != nil {
@@ -251,6 +266,16 @@ func run(out string, only int, base string) error {
 			return err
 		}
 		rows = append(rows, many...)
+	}
+
+	// 11. CPU per collection at each volume: the floor, earlier commits
+	// and this tree, side by side.
+	if want(11) {
+		vol, err := volumeRows(dir, against)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, vol...)
 	}
 
 	table := render(rows)

@@ -263,6 +263,10 @@ func (c *Client) get(ctx context.Context, endpoint string, page int, query url.V
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
+	if resp.ContentLength > limit && resp.Header.Get("Content-Encoding") == "" {
+		// Known to fail before a byte is read: not a byte of it is decoded.
+		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
+	}
 	raw, err := decodedBody(resp, c.keys)
 	if err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: c.redactError(err)}
