@@ -102,3 +102,37 @@ func TestGatheringLeavesTheSharedRenderingAsItIs(t *testing.T) {
 		t.Error("merging changed a family it was given: a shared rendering must stay as it is")
 	}
 }
+
+// TestAWarmStoreSharesOneRendering: scrapes whose collections reuse every
+// answer from the store without a request (each scrape a collection of its
+// own) share one rendering; once an answer is new, it is rendered anew.
+func TestAWarmStoreSharesOneRendering(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: renderKey, CacheControl: "max-age=600"})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	cl, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(renderKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := endpoint.NewStore(true)
+	s := NewCollections(Config{Client: cl, Endpoints: endpoint.All(), Endpoint: endpoint.Config{Store: store}})
+	gather := func() *dto.Metric {
+		fams, err := s.Gather(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return family(fams, "global_stability_score").Metric[0]
+	}
+	fetched := gather()
+	first, second := gather(), gather()
+	if first != second {
+		t.Error("two scrapes of a warm store rendered its answers twice")
+	}
+	if first == fetched {
+		t.Error("the collection that fetched the answers shares its rendering with those reusing them: its durations differ")
+	}
+	s.config.Store = endpoint.NewStore(true) // every answer new again
+	if third, fourth := gather(), gather(); third == first || fourth == first || fourth == third {
+		t.Error("new answers were given an old rendering, or the fetch's rendering was shared")
+	}
+}

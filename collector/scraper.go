@@ -71,6 +71,12 @@ type Collections struct {
 
 	lastMu sync.Mutex
 	last   *ScrapeStatus // of the latest scrape; nil before the first
+
+	// The last rendering of answers all reused without a request, and
+	// the answers (see renderWhole).
+	renderMu     sync.Mutex
+	renderedFrom []*endpoint.Sample
+	rendered     []*dto.MetricFamily
 }
 
 // NewCollections returns Collections for cfg.
