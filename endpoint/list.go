@@ -26,20 +26,14 @@ func (col *Collection) readList(s *scanner, page int) error {
 		col.result.Invalid.add(l.Name, l.Name+": "+wrongType(raw, "an array"))
 		return nil
 	}
-	if err := s.enter(); err != nil {
-		return err
-	}
 	item := make([]fieldState, len(l.Item))
 	values := make([]Value, len(l.Item))
-	for i := 0; ; i++ {
-		if more, err := s.more(']', i == 0); err != nil || !more {
-			return err
-		}
+	return s.items(func(i int) error {
 		fault, err := col.readItem(s, item)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if fault.bad() {
+		case fault.bad():
 			// Only the first is described: a page of a million bad items
 			// costs a count each, not a message each.
 			if col.result.Invalid.count(l.Name) {
@@ -48,19 +42,18 @@ func (col *Collection) readList(s *scanner, page int) error {
 					col.result.Invalid.First += " (page " + strconv.Itoa(page) + ")"
 				}
 			}
-			continue
-		}
-		if col.repeated(item) {
+		case col.repeated(item):
 			col.result.Duplicates++
-			continue
+		default:
+			for j := range item {
+				values[j] = item[j].v
+			}
+			for _, f := range col.folds {
+				f.add(values)
+			}
 		}
-		for j := range item {
-			values[j] = item[j].v
-		}
-		for _, f := range col.folds {
-			f.add(values)
-		}
-	}
+		return nil
+	})
 }
 
 // itemFault says what makes an item unusable, without building the text
@@ -93,27 +86,18 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (itemFault, error
 		}
 	}
 	if err == nil {
-		err = s.enter()
-	}
-	for first := true; err == nil; first = false {
-		var more bool
-		if more, err = s.more('}', first); err != nil || !more {
-			break
-		}
-		var name []byte
-		if name, err = s.member(); err != nil {
-			break
-		}
-		i := col.itemField(name)
-		if i < 0 {
-			err = s.skip()
-			continue
-		}
-		var raw jsontext.Value
-		if raw, err = s.value(); err == nil {
-			v, bad := l.Item[i].Rule(raw, &col.c)
-			item[i] = fieldState{seen: true, v: v, bad: bad}
-		}
+		err = s.members(func(name []byte) error {
+			i := col.itemField(name)
+			if i < 0 {
+				return s.skip()
+			}
+			raw, err := s.value()
+			if err == nil {
+				v, bad := l.Item[i].Rule(raw, &col.c)
+				item[i] = fieldState{seen: true, v: v, bad: bad}
+			}
+			return err
+		})
 	}
 	if err != nil {
 		return itemFault{}, err

@@ -74,39 +74,25 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(kindOf(c)))}
 	}
 	var haveList, haveNext bool
-	if err := s.enter(); err != nil {
-		return "", err
-	}
-	for first := true; ; first = false {
-		more, err := s.more('}', first)
-		if err != nil || !more {
-			if err != nil {
-				return "", err
-			}
-			break
-		}
-		name, err := s.member()
-		if err != nil {
-			return "", err
-		}
+	err = s.members(func(name []byte) (err error) {
 		switch {
 		case e.List != nil && string(name) == e.List.Name:
 			if haveList {
-				return "", &client.DecodeError{Field: e.List.Name, Err: errors.New("appears twice")}
+				return &client.DecodeError{Field: e.List.Name, Err: errors.New("appears twice")}
 			}
 			haveList = true
-			err = col.readList(s, page)
+			return col.readList(s, page)
 		case e.Paged && string(name) == "next_cursor":
 			haveNext = true
 			next, err = readCursor(s)
+			return err
 		case col.isObject(name):
-			err = col.readObject(s, string(name))
-		default:
-			err = col.readField(s, string(name), string(name))
+			return col.readObject(s, string(name))
 		}
-		if err != nil {
-			return "", err
-		}
+		return col.readField(s, string(name), string(name))
+	})
+	if err != nil {
+		return "", err
 	}
 	switch c, err := s.peek(); {
 	case err != nil:
@@ -194,21 +180,7 @@ func (col *Collection) readObject(s *scanner, key string) error {
 		members(func(i int) { col.fields[i] = fieldState{seen: true, bad: wrongType(raw, "an object")} })
 		return nil
 	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		if more, err := s.more('}', first); err != nil || !more {
-			return err
-		}
-		name, err := s.member()
-		if err != nil {
-			return err
-		}
-		if err := col.readField(s, key, key+"."+string(name)); err != nil {
-			return err
-		}
-	}
+	return s.members(func(name []byte) error { return col.readField(s, key, key+"."+string(name)) })
 }
 
 // maxCursorBytes bounds a next_cursor: it goes back in a URL.

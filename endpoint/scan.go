@@ -121,6 +121,41 @@ func (s *scanner) more(closing byte, first bool) (bool, error) {
 	return true, nil
 }
 
+// members calls fn for each member of the object next, after its name and
+// colon: fn reads its value.
+func (s *scanner) members(fn func(name []byte) error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		if more, err := s.more('}', first); err != nil || !more {
+			return err
+		}
+		name, err := s.member()
+		if err == nil {
+			err = fn(name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// items calls fn for each item of the array next: fn reads it.
+func (s *scanner) items(fn func(i int) error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if more, err := s.more(']', i == 0); err != nil || !more {
+			return err
+		}
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+}
+
 // member reads a member's name and its colon, and returns the name with its
 // escapes undone (cut, as a token is, when long: it names no field then).
 func (s *scanner) member() ([]byte, error) {
