@@ -97,11 +97,11 @@ func fillCaps(e *endpoint.Endpoint, body []byte, names, items int) ([]byte, erro
 			})
 		}
 	}
-	if n == 0 {
-		return body, nil // no capped fold
-	}
 	if items > 0 {
 		n = items
+	}
+	if n == 0 {
+		return body, nil // no capped fold
 	}
 	if e.List.Unique != "" {
 		vary = append(vary, func(item map[string]any, i int) { item[e.List.Unique] = fmt.Sprintf("item_%d", i) })

@@ -201,10 +201,23 @@ func run(out string, only int, base string, against []string) error {
 		if err != nil {
 			return err
 		}
+		var baseRelease string
+		if base != "" {
+			if baseRelease, err = releaseAt(base, dir); err != nil {
+				return err
+			}
+		}
 		for _, warm := range []bool{false, true} {
 			r, err := capsFilledRow(release, warm)
 			if err != nil {
 				return err
+			}
+			if baseRelease != "" {
+				b, err := capsFilledRow(baseRelease, warm)
+				if err != nil {
+					return err
+				}
+				r.result += fmt.Sprintf("; %s: %s", base, b.result)
 			}
 			rows = append(rows, r)
 		}
@@ -321,7 +334,11 @@ func eventsRow(simBin, exporterBin string, events int) (row, error) {
 func nearLimitRow(exporterBin string) (row, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	upstream, err := serveHandler(ctx, newNearLimit())
+	api, err := newNearLimit()
+	if err != nil {
+		return row{}, err
+	}
+	upstream, err := serveHandler(ctx, api)
 	if err != nil {
 		return row{}, err
 	}
@@ -359,7 +376,7 @@ func nearLimitRow(exporterBin string) (row, error) {
 	grown := peak - idle
 	slices.Sort(walls)
 	return row{
-		"peak RSS over idle, every endpoint answering a body just under its default limit (1 MiB documents, 10 pages of 16 MiB for events and for briefings), 3 scrapes", "< 64 MiB",
+		"peak RSS over idle, every endpoint answering a body just under its default limit (1 MiB documents, 10 pages of 16 MiB of each paged endpoint, lists of distinct items), 3 scrapes", "< 64 MiB",
 		fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB; median scrape %s for %d MiB of JSON)", mib(grown), mib(idle), mib(peak),
 			walls[len(walls)/2].Round(time.Millisecond), (6*client.DefaultMaxDocumentBytes+2*nearLimitPages*client.DefaultMaxResponseBytes)>>20),
 		grown < 64<<20,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
 )
 
 // outcome is what one scrape saw of one endpoint: its result, or a

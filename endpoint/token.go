@@ -112,6 +112,9 @@ func (s *scanner) number(keep bool) (jsontext.Value, error) {
 	for {
 		b, i := s.buf[:s.end], s.pos
 		for ; i < len(b); i++ {
+			if b[i]-'0' < 10 && numDigits[state] { // a run of digits: the long part of a number
+				continue
+			}
 			next := numGrammar[state][numClass[b[i]]]
 			if next == numEnd {
 				break
@@ -186,6 +189,9 @@ var numGrammar = [numEnd][7]numState{
 	numSign:   {e_, numExpDig, numExpDig, e_, e_, e_, e_},
 	numExpDig: {e_, numExpDig, numExpDig, e_, e_, e_, e_},
 }
+
+// numDigits says where a digit keeps the state.
+var numDigits = [numEnd + 1]bool{numInt: true, numFrac: true, numExpDig: true}
 
 // numComplete says where a number may end.
 var numComplete = [numEnd + 1]bool{numZero: true, numInt: true, numFrac: true, numExpDig: true}

@@ -55,3 +55,31 @@ func TestEveryReadSizeGivesOneResult(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadPage reads a page of conflict events spread over the globe,
+// judged and folded as a collection does, at 1,000 and 10,000 events.
+func BenchmarkReadPage(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		var page strings.Builder
+		page.WriteString(`{"events":[`)
+		for i := range n {
+			if i > 0 {
+				page.WriteByte(',')
+			}
+			fmt.Fprintf(&page, `{"id":"evt_%d","lat":%g,"lon":%g,"actors":["a","b"],"category":"category_%d","escalation":0.%d,"occurred_at":"2026-11-22T%02d:%02d:00Z"}`,
+				i, -87.5+5*float64(i/72%36), -177.5+5*float64(i%72), i%12, i%10, i/60%4, i%60)
+		}
+		page.WriteString(`],"next_cursor":null}`)
+		body := page.String()
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				col := endpoint.Conflict.Start(endpoint.Config{Now: func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }})
+				if _, err := col.Read(strings.NewReader(body), 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
