@@ -37,10 +37,9 @@ func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 		return nil, err
 	}
 	own, err := render(s, func(em *emitter) { s.emitBackoff(em, outcomes) })
-	if err != nil {
-		return nil, err
-	}
-	return prometheus.Gatherers{Families(shared), Families(own)}.Gather()
+	// Not sorted or merged: the handler's prometheus.Gatherers does that
+	// and checks every metric, once for both.
+	return append(slices.Clip(shared), own...), err
 }
 
 // renderWhole renders a collection that its scrapes saw whole. When every
@@ -101,9 +100,3 @@ func (emitCollector) Describe(chan<- *prometheus.Desc) {}
 func (e emitCollector) Collect(ch chan<- prometheus.Metric) {
 	e.emit(newEmitter(ch, e.scraper.logger))
 }
-
-// Families is a Gatherer of families already gathered.
-type Families []*dto.MetricFamily
-
-// Gather returns the families as they are.
-func (f Families) Gather() ([]*dto.MetricFamily, error) { return f, nil }

@@ -87,7 +87,10 @@ func TestGatheringLeavesTheSharedRenderingAsItIs(t *testing.T) {
 	}
 	first := []*dto.MetricFamily{f("a", 1), f("c", 3)}
 	second := []*dto.MetricFamily{f("b", 2), f("c", 4)}
-	merged, err := prometheus.Gatherers{Families(first), Families(second)}.Gather()
+	gatherer := func(f []*dto.MetricFamily) prometheus.Gatherer {
+		return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return f, nil })
+	}
+	merged, err := prometheus.Gatherers{gatherer(first), gatherer(second)}.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
