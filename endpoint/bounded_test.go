@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -60,7 +61,7 @@ func scanned(t *testing.T, body string, limit, window int) bool {
 
 // FuzzBoundedTokensKeepValidity: a body is valid JSON to the scanner
 // exactly when it is to encoding/json, with token limits small enough that
-// the fuzzer's bodies pass them and windows small enough that tokens
+// the fuzzer's bodies pass them and windows of 1 to 20 bytes, so that tokens
 // cross them, whether values are read or skipped.
 func FuzzBoundedTokensKeepValidity(f *testing.F) {
 	for _, s := range []string{
@@ -71,7 +72,7 @@ func FuzzBoundedTokensKeepValidity(f *testing.F) {
 		f.Add(s, uint8(3), uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, body string, limit, window uint8) {
-		l, w := int(limit%8)+1, int(window%7)+1
+		l, w := int(limit%8)+1, int(window%20)+1
 		if got, want := scanned(t, body, l, w), json.Valid([]byte(body)); got != want {
 			t.Fatalf("the scanner says valid %v, encoding/json %v (limit %d, window %d): %q", got, want, l, w, body)
 		}
@@ -189,5 +190,26 @@ func BenchmarkReadWorstShapes(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlain8: eight bytes are plain exactly when each one is, whatever the
+// byte at each place and whatever its neighbours (a borrow in one byte never
+// hides a special one in another).
+func TestPlain8(t *testing.T) {
+	for _, fill := range []byte{'a', 0x00, 0x1f, 0x20, '"', '\\', 0x7f, 0x80, 0xff, '!', '[', ']'} {
+		for at := range 8 {
+			for c := range 256 {
+				word := bytes.Repeat([]byte{fill}, 8)
+				word[at] = byte(c)
+				want := true
+				for _, b := range word {
+					want = want && plain[b]
+				}
+				if got := plain8(binary.LittleEndian.Uint64(word)); got != want {
+					t.Fatalf("%q: plain8 %v, want %v", word, got, want)
+				}
+			}
+		}
 	}
 }
