@@ -37,10 +37,16 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	copied, long := false, false // the token is in s.tok; it was cut
 	for {
 		b, i := s.buf[:s.end], s.pos
-		for ; i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])); i += 8 {
-		}
-		for i < len(b) && plain[b[i]] {
+		short := min(i+16, len(b))
+		for i < short && plain[b[i]] {
 			i++
+		}
+		if i == short { // a long string: eight bytes a step
+			for ; i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])); i += 8 {
+			}
+			for i < len(b) && plain[b[i]] {
+				i++
+			}
 		}
 		n += i - s.pos
 		s.pos = i
