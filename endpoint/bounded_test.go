@@ -18,7 +18,7 @@ import (
 // is walked, the containers of odd depths skipped whole and the others
 // entered, every scalar of an entered one handed over as a token.
 func scanned(t *testing.T, body string, limit, window int) bool {
-	s := &scanner{r: strings.NewReader(body), buf: make([]byte, window), maxToken: limit}
+	s := &scanner{r: strings.NewReader(body), buf: make([]byte, window), window: window, maxToken: limit}
 	var walk func(depth int) error
 	walk = func(depth int) error {
 		c, err := s.peek()

@@ -8,6 +8,6 @@ const WindowBytes = windowBytes
 // ReadInWindow is col.Read through a window of window bytes.
 func ReadInWindow(col *Collection, r io.Reader, page, window int) (string, error) {
 	s := newScanner(r)
-	s.buf = s.buf[:window]
+	s.buf, s.window = make([]byte, window), window
 	return col.readWith(s, page)
 }

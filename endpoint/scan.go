@@ -9,7 +9,7 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// scanner reads a JSON body once, through a fixed window, checking every
+// scanner reads a JSON body once, through a window of at most 16 KiB, checking every
 // byte as encoding/json does (nesting up to 10,000 levels, no control
 // character in a string, invalid UTF-8 let through). The values a
 // description reads are handed over as raw tokens; the rest is skipped
@@ -27,6 +27,7 @@ type scanner struct {
 	pos, end int
 	err      error  // of r, once the window is drained; io.EOF at the end
 	depth    int    // containers open
+	window   int    // the window's largest size: windowBytes, smaller in tests
 	maxToken int    // maxTokenBytes, smaller in tests
 	tok      []byte // a token that crossed a refill of the window, or was cut
 	name     []byte // a name whose colon was not in its window
@@ -39,13 +40,18 @@ const (
 	windowBytes   = 16 << 10
 )
 
+// newScanner starts with a small window, which grows to windowBytes as the
+// body fills it: most documents are a few hundred bytes.
 func newScanner(r io.Reader) *scanner {
-	return &scanner{r: r, buf: make([]byte, windowBytes), maxToken: maxTokenBytes}
+	return &scanner{r: r, buf: make([]byte, 512), window: windowBytes, maxToken: maxTokenBytes}
 }
 
 // fill reads the next part of the body into the window, dropping what was
 // in it; false at the end of the body or on a read error (s.err).
 func (s *scanner) fill() bool {
+	if s.end == len(s.buf) && len(s.buf) < s.window {
+		s.buf = make([]byte, min(4*len(s.buf), s.window))
+	}
 	for s.err == nil {
 		var n int
 		n, s.err = s.r.Read(s.buf)
