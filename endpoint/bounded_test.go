@@ -67,7 +67,8 @@ func FuzzBoundedTokensKeepValidity(f *testing.F) {
 	for _, s := range []string{
 		`{"a":"abcdefgh","b":123456789,"c":-1.2345e+6789}`, `{"s":"ab\u0041\u00e9\n\"cd"}`, `["x\uZZZZ"]`, "[\"a\x01b\"]",
 		`{"a" :    [1 ,  2]   }`, `[01234]`, `[-]`, `[1.]`, `[1e]`, `"\ud83d\ude00abc"`, `[tru]`, `[nullx]`,
-		`{"a":[{"b":[[],{}]},"c"]}`, `[1,]`, `{"a":1,}`, `{"a"}`, "[\x00]", `[1 2]`, `{"a":1}{}`,
+		`{"a":[{"b":[[],{}]},"c"]}`, `[1,]`, `{"a":1,}`, `{"a"}`, "[\x00]", `[1 2]`, `{"a":1}{}`, "[\"a\tb\"]",
+		strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth), strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
 	} {
 		f.Add(s, uint8(3), uint8(1))
 	}
