@@ -69,8 +69,6 @@ func newNearLimit() (*nearLimit, error) {
 	return n, nil
 }
 
-func now() string { return time.Now().UTC().Format(time.RFC3339) }
-
 func cursor(page int) string {
 	if page == nearLimitPages-1 {
 		return "null"

@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -65,7 +66,7 @@ func (s *scanner) fill() bool {
 
 // cut is the error of a body that ends inside a value.
 func (s *scanner) cut() error {
-	if s.err == nil || s.err == io.EOF {
+	if s.err == nil || errors.Is(s.err, io.EOF) {
 		return notJSON(io.ErrUnexpectedEOF)
 	}
 	return notJSON(s.err)
@@ -89,7 +90,7 @@ func (s *scanner) peek() (byte, error) {
 			}
 		}
 		if !s.fill() {
-			if s.err == io.EOF {
+			if errors.Is(s.err, io.EOF) {
 				return 0, nil
 			}
 			return 0, notJSON(s.err)

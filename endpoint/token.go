@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -151,7 +152,7 @@ func (s *scanner) number(keep bool) (jsontext.Value, error) {
 				start = 0
 				continue
 			}
-			if s.err != io.EOF {
+			if !errors.Is(s.err, io.EOF) {
 				return nil, s.cut()
 			}
 			b, start, i = nil, 0, 0
