@@ -32,6 +32,7 @@ type scanner struct {
 	maxToken int    // maxTokenBytes, smaller in tests
 	tok      []byte // a token that crossed a refill of the window, or was cut
 	name     []byte // a name whose colon was not in its window
+	escaped  bool   // the last string had an escape
 	stack    []byte // the closing bytes of the containers skip is inside
 }
 
@@ -179,14 +180,23 @@ func (s *scanner) member() ([]byte, error) {
 	}
 	if s.pos < s.end && s.buf[s.pos] == ':' {
 		s.pos++
-		return unquote(raw), nil
+		return s.text(raw), nil
 	}
 	s.name = append(s.name[:0], raw...) // the colon may be past a refill of raw's window
 	if c, err = s.peek(); err == nil && c != ':' {
 		err = s.unexpected(c)
 	}
 	s.pos++
-	return unquote(s.name), err
+	return s.text(s.name), err
+}
+
+// text is the text of the string token str just read: its bytes inside the
+// quotes unless str met an escape.
+func (s *scanner) text(raw []byte) []byte {
+	if !s.escaped {
+		return raw[1 : len(raw)-1]
+	}
+	return unquote(raw)
 }
 
 // unquote is a string token's text: its bytes inside the quotes when it has

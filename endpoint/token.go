@@ -31,7 +31,7 @@ func plain8(x uint64) bool {
 // str scans the string at s.pos; with keep, it returns its raw token, cut
 // after s.maxToken bytes.
 func (s *scanner) str(keep bool) (jsontext.Value, error) {
-	s.tok = s.tok[:0]
+	s.tok, s.escaped = s.tok[:0], false
 	start := s.pos // the first byte of the token not yet in s.tok
 	s.pos++
 	n := 1                       // bytes of the token scanned
@@ -87,6 +87,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 				keep, long = false, true
 			}
 		}
+		s.escaped = true
 		esc, err := s.escape()
 		if err != nil {
 			return nil, err
