@@ -220,20 +220,12 @@ type Max struct {
 	Field  string
 }
 
+// Newest is the latest instant of Field: its Max, as Timestamp gives an
+// instant in Unix seconds.
+type Newest = Max
+
 func (f Max) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f Max) start(l *List, _ Config) folding {
-	return &extreme{metric: f.Metric, field: l.itemIndex(f.Field)}
-}
-
-// Newest is the latest instant of Field (as Unix seconds, which Timestamp
-// gives); absent when there are no items.
-type Newest struct {
-	Metric *Metric
-	Field  string
-}
-
-func (f Newest) metrics() []*Metric { return []*Metric{f.Metric} }
-func (f Newest) start(l *List, _ Config) folding {
 	return &extreme{metric: f.Metric, field: l.itemIndex(f.Field)}
 }
 
