@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // buildAt builds the exporter as it was at commit, from this repository's
@@ -41,26 +43,25 @@ func buildAt(commit, dir string) (string, error) {
 	return bin, nil
 }
 
-// spread is an upstream of 1,000 events spread over the globe (one per
-// 5° cell, rows of the grid from the south pole up), in one page, with
-// healthy answers everywhere else: the scrape the CPU budget is about.
-func spread() http.Handler {
-	c := newCapsFilled(0)
-	var b strings.Builder
-	b.WriteString(`{"events":[`)
-	for i := range 1000 {
-		if i > 0 {
-			b.WriteByte(',')
+// spread is an upstream of events spread over the globe (one per 5° cell,
+// rows of the grid from the south pole up, then again), over 12 categories,
+// in one page, with the simulator's healthy answers everywhere else: the
+// scrape the CPU budgets are about.
+func spread(events int) (http.Handler, error) {
+	bodies, err := simulatorBodies()
+	if err != nil {
+		return nil, err
+	}
+	c := &capsFilled{docs: map[string][]byte{}}
+	for e, body := range bodies {
+		if e == endpoint.Conflict {
+			if body, err = fillCaps(e, body, 12, events); err != nil {
+				return nil, err
+			}
 		}
-		fmt.Fprintf(&b, `{"id":"evt_%d","lat":%g,"lon":%g,"actors":["a","b"],"category":"category_%d","escalation":0.%d,"occurred_at":%q}`,
-			i, -87.5+5*float64(i/72), -177.5+5*float64(i%72), i%12, i%10, now())
+		c.docs[e.Label] = body
 	}
-	b.WriteString(`],"next_cursor":null}`)
-	c.docs["conflict"] = []byte(b.String())
-	for _, p := range []string{"conflict", "cyber", "supply_chain", "macro"} {
-		c.docs["global-stability/pillar/"+p] = []byte(`{"pillar":"` + p + `","delta_24h":1,"as_of":"` + now() + `","indicators":[{"key":"a","value":1},{"key":"b","value":2},{"key":"c","value":3}]}`)
-	}
-	return c
+	return c, nil
 }
 
 // compareRows measures this commit (bin) and the base (baseBin) side by
@@ -70,7 +71,11 @@ func spread() http.Handler {
 func compareRows(bin, baseBin, base, simBin string) ([]row, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	upstream, err := serveHandler(ctx, spread())
+	api, err := spread(1000)
+	if err != nil {
+		return nil, err
+	}
+	upstream, err := serveHandler(ctx, api)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +107,7 @@ func compareRows(bin, baseBin, base, simBin string) ([]row, error) {
 	}{
 		{"100,000 events", func(b string) (row, error) { return eventsRow(simBin, b, 100000) }},
 		{"near the limits", nearLimitRow},
-		{"40 at once, caps full", capsFilledRow},
+		{"40 at once, caps full", func(b string) (row, error) { return capsFilledRow(b, false) }},
 	} {
 		mine, err := m.row(bin)
 		if err != nil {

@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/client"
-	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // nearLimit is an upstream whose every response is a valid body just under
-// the exporter's default limit for its endpoint, shaped to cost the most
-// that is allowed: a drilldown of ~37,000 distinct indicators, ten pages of
-// ~140,000 events each with distinct ids, 20,000 categories and positions
-// over the whole globe, briefing pages of long text, a summary of 1 MiB.
-// It measures that memory is bounded by the configured limits, not by what
-// an upstream sends.
+// the exporter's default limit for its endpoint, made from the simulator's
+// answer to every endpoint of the descriptions: a list filled with copies
+// of its first item, its names, keys and ids distinct and its positions over
+// the whole globe (a drilldown of ~20,000 indicators, pages of ~80,000
+// events over 20,000 categories), ten pages of each paged endpoint, a
+// document without a list padded to its limit. It measures that memory is
+// bounded by the configured limits, not by what an upstream sends.
 type nearLimit struct {
 	docs  map[string][]byte // by endpoint label
 	pages map[string][][]byte
@@ -28,66 +28,52 @@ type nearLimit struct {
 
 const nearLimitPages = client.DefaultMaxPages
 
-func newNearLimit() *nearLimit {
+func newNearLimit() (*nearLimit, error) {
+	bodies, err := simulatorBodies()
+	if err != nil {
+		return nil, err
+	}
 	n := &nearLimit{docs: map[string][]byte{}, pages: map[string][][]byte{}}
-	docLimit, pageLimit := client.DefaultMaxDocumentBytes, client.DefaultMaxResponseBytes
-	n.docs[endpoint.Overview.Label] = padded(`{"score":50,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"`+now()+`","padding":"`, `"}`, docLimit)
-	for _, p := range endpoint.Pillars {
-		var b bytes.Buffer
-		fmt.Fprintf(&b, `{"pillar":%q,"delta_24h":1,"as_of":%q,"indicators":[`, p, now())
-		for i := 0; b.Len() < docLimit-64; i++ {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `{"key":"k%d","value":%d}`, i, i)
+	for e, body := range bodies {
+		limit := client.DefaultMaxDocumentBytes
+		if e.Paged {
+			limit = client.DefaultMaxResponseBytes
 		}
-		b.WriteString(`]}`)
-		n.docs[endpoint.Drilldown(p).Label] = b.Bytes()
+		if e.List == nil {
+			n.docs[e.Label] = withField(body, "padding", longString(limit-len(body)-margin))
+			continue
+		}
+		// As many items as fit: the size of one, from a body of a hundred.
+		hundred, err := fillCaps(e, body, 20000, 100)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Label, err)
+		}
+		full, err := fillCaps(e, body, 20000, (limit-len(body))*100/len(hundred)*9/10)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Label, err)
+		}
+		if len(full) > limit {
+			return nil, fmt.Errorf("%s: %d bytes, over the limit of %d", e.Label, len(full), limit)
+		}
+		if !e.Paged {
+			n.docs[e.Label] = full
+			continue
+		}
+		for page := range nearLimitPages {
+			// Each page its own ids, so that none is a repeat.
+			body := bytes.ReplaceAll(full, []byte(`"item_`), []byte(`"item_`+strconv.Itoa(page)+"_"))
+			body = bytes.Replace(body, []byte(`"next_cursor":null`), []byte(`"next_cursor":`+cursor(page)), 1)
+			n.pages[e.Label] = append(n.pages[e.Label], body)
+		}
 	}
-	n.docs[endpoint.Summary.Label] = padded(`{"as_of":"`+now()+`","summary":"`, `"}`, docLimit)
-
-	id := 0
-	for page := range nearLimitPages {
-		var b bytes.Buffer
-		b.WriteString(`{"events":[`)
-		for i := 0; b.Len() < pageLimit-256; i++ {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `{"id":"evt_%d","lat":%d,"lon":%d,"actors":["a"],"category":"c%d","escalation":0.%d,"occurred_at":%q}`,
-				id, id%181-90, id%361-180, id%20000, id%10, now())
-			id++
-		}
-		fmt.Fprintf(&b, `],"next_cursor":%s}`, cursor(page))
-		n.pages[endpoint.Conflict.Label] = append(n.pages[endpoint.Conflict.Label], b.Bytes())
-
-		text := strings.Repeat("lorem ipsum ", 4096) // 48 KiB a briefing, skipped unread
-		b = bytes.Buffer{}
-		b.WriteString(`{"briefings":[`)
-		for i := 0; b.Len() < pageLimit-len(text)-256; i++ {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `{"id":"brf_%d_%d","headline":"h","summary":%q,"tags":["t"],"published_at":%q}`, page, i, text, now())
-		}
-		fmt.Fprintf(&b, `],"next_cursor":%s}`, cursor(page))
-		n.pages[endpoint.BriefingsList.Label] = append(n.pages[endpoint.BriefingsList.Label], b.Bytes())
-	}
-	return n
+	return n, nil
 }
-
-func now() string { return time.Now().UTC().Format(time.RFC3339) }
 
 func cursor(page int) string {
 	if page == nearLimitPages-1 {
 		return "null"
 	}
 	return strconv.Quote(strconv.Itoa(page + 1))
-}
-
-// padded is head, filler and tail, size bytes long in all.
-func padded(head, tail string, size int) []byte {
-	return []byte(head + strings.Repeat("x", size-len(head)-len(tail)-1) + tail)
 }
 
 func (n *nearLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +84,7 @@ func (n *nearLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, ok = pages[page], page < len(pages)
 	}
 	if !ok {
-		http.NotFound(w, r)
+		http.Error(w, "the bench's upstream serves no "+r.URL.Path, http.StatusTeapot)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

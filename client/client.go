@@ -232,13 +232,17 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
-	raw, err := decodedBody(resp, c.cfg.Keys.Redactor)
-	if err != nil {
-		return Meta{}, &DecodeError{Endpoint: where, Err: err}
-	}
 	limit := c.cfg.MaxDocumentBytes
 	if l == PageLimit {
 		limit = c.cfg.MaxResponseBytes
+	}
+	if resp.ContentLength > limit && resp.Header.Get("Content-Encoding") == "" {
+		// Known to fail before a byte is read: not a byte of it is decoded.
+		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
+	}
+	raw, err := decodedBody(resp, c.cfg.Keys.Redactor)
+	if err != nil {
+		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
 	body := &limitedBody{r: raw, left: limit}
 	if err = read(body); err != nil {

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -140,5 +141,29 @@ func TestExcerptsAreCutShort(t *testing.T) {
 		if unquoteErr != nil || !strings.HasSuffix(excerpt, "…") || len(excerpt) > tc.max+len("…") {
 			t.Errorf("%s: want at most %d bytes and a …, got %q in %v", tc.quoted, tc.max, excerpt, err)
 		}
+	}
+}
+
+// TestABodyKnownTooLargeIsNotRead: a Content-Length over the limit fails
+// the request before its body is read (only the drain before closing
+// reads a little of it), with the same error as a body cut at the limit.
+func TestABodyKnownTooLargeIsNotRead(t *testing.T) {
+	const limit = 1 << 20
+	body := `{"padding":"` + strings.Repeat("x", limit) + `"}`
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write([]byte(body))
+	})
+	var read int64
+	cl := newClient(t, srv.URL, func(c *client.Config) {
+		c.MaxDocumentBytes = limit
+		c.Observe = func(r client.Request) { read += r.Bytes }
+	})
+	_, err := getJSON(context.Background(), cl, "global-stability")
+	if !errors.Is(err, client.ErrBodyTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d bytes", limit)) {
+		t.Fatalf("err = %v, want ErrBodyTooLarge, more than %d bytes", err, limit)
+	}
+	if read > 64<<10 {
+		t.Errorf("%d bytes of a body known to be too large were read, want at most the 64 KiB drained before closing", read)
 	}
 }

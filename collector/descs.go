@@ -59,12 +59,3 @@ var cappedMetrics = sync.OnceValue(func() []*endpoint.Metric {
 	}
 	return out
 })
-
-// allDescs is what Exporter.Describe announces.
-func allDescs() []*prometheus.Desc {
-	out := []*prometheus.Desc{upDesc, scrapeSuccessDesc, scrapeDurationDesc, backoffDesc, labelValuesDroppedDesc, invalidValuesDesc}
-	for _, d := range dataDescs() {
-		out = append(out, d)
-	}
-	return out
-}

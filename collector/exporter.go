@@ -4,49 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
-
-// Exporter is the prometheus.Collector of one scrape: register it on a
-// fresh registry per request, bound to that request's deadline. The
-// /metrics handler does not use it (it shares a collection's rendering
-// between scrapes, see Collections.Gather); tests and benchmarks do, through
-// testutil.
-type Exporter struct {
-	ctx     context.Context
-	scraper *Collections
-}
-
-var _ prometheus.Collector = (*Exporter)(nil)
-
-// NewExporter returns the collector for one scrape. ctx bounds how long
-// Collect waits for the API; it should carry the scrape's deadline.
-func (s *Collections) NewExporter(ctx context.Context) *Exporter {
-	return &Exporter{ctx: ctx, scraper: s}
-}
-
-// Describe announces every metric the exporter can emit.
-func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescs() {
-		ch <- d
-	}
-}
-
-// Collect waits for each endpoint of the shared collection until the
-// scrape's deadline, then exports what arrived. An endpoint that failed or
-// did not answer in time gets scrape_success 0 and none of its series; the
-// scrape's failures make one log line (see failureLog).
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	s := e.scraper
-	c := s.join(e.ctx)
-	defer s.leave(c)
-	outcomes, _ := await(e.ctx, c)
-	em := newEmitter(ch, s.logger)
-	emitOutcomes(em, outcomes)
-	s.emitBackoff(em, outcomes)
-	s.finishScrape(outcomes)
-}
 
 // outcome is what one scrape saw of one endpoint: its result, or a
 // deadline error if the scrape's context ended first.

@@ -374,7 +374,7 @@ func TestKeyEchoedByUpstreamIsRedacted(t *testing.T) {
 
 func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
 	e := newEnv(t, simulator.Config{Latency: 500 * time.Millisecond}, nil)
-	h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second, MaxRequests: 2})
+	h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second, InFlight: make(chan struct{}, 2)})
 	codes := make(chan int, 6)
 	for range 6 {
 		go func() {

@@ -1,12 +1,13 @@
 package collector
 
 import (
-	"cmp"
 	"context"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // Gather is what the /metrics handler exports for one scrape: the
@@ -27,7 +28,7 @@ func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 	var shared []*dto.MetricFamily
 	var err error
 	if complete {
-		c.renderOnce.Do(func() { c.families, c.renderErr = render(s, func(em *emitter) { emitOutcomes(em, outcomes) }) })
+		c.renderOnce.Do(func() { c.families, c.renderErr = s.renderWhole(outcomes) })
 		shared, err = c.families, c.renderErr
 	} else {
 		shared, err = render(s, func(em *emitter) { emitOutcomes(em, outcomes) })
@@ -36,7 +37,44 @@ func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 		return nil, err
 	}
 	own, err := render(s, func(em *emitter) { s.emitBackoff(em, outcomes) })
-	return MergeFamilies(shared, own), err
+	// Not sorted or merged: the handler's prometheus.Gatherers does that
+	// and checks every metric, once for both.
+	return append(slices.Clip(shared), own...), err
+}
+
+// renderWhole renders a collection that its scrapes saw whole. When every
+// answer in it was reused from the store without a request (the stored
+// values, a duration of 0), the last such rendering of the very same
+// answers is handed over instead: with the store warm each scrape has a
+// collection of its own, and 40 scrapes at once rendered 40 copies (182
+// MiB over idle with every label cap full).
+func (s *Collections) renderWhole(outcomes []outcome) ([]*dto.MetricFamily, error) {
+	from := storedAnswers(outcomes)
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	if from != nil && slices.Equal(from, s.renderedFrom) {
+		return s.rendered, nil
+	}
+	s.renderedFrom, s.rendered = nil, nil // held no longer than it can be shared
+	fams, err := render(s, func(em *emitter) { emitOutcomes(em, outcomes) })
+	if err == nil && from != nil {
+		s.renderedFrom, s.rendered = from, fams
+	}
+	return fams, err
+}
+
+// storedAnswers names the answers of a collection that were all reused
+// without a request, each by its first sample (a stored answer's samples
+// are never copied); nil if one was not.
+func storedAnswers(outcomes []outcome) []*endpoint.Sample {
+	from := make([]*endpoint.Sample, len(outcomes))
+	for i, o := range outcomes {
+		if o.err != nil || (o.reuse != endpoint.ReuseFresh && o.reuse != endpoint.ReuseRefresh) || len(o.data.Samples) == 0 {
+			return nil
+		}
+		from[i] = &o.data.Samples[0]
+	}
+	return from
 }
 
 // render gathers what emit sends into metric families. They are never
@@ -61,29 +99,4 @@ func (emitCollector) Describe(chan<- *prometheus.Desc) {}
 
 func (e emitCollector) Collect(ch chan<- prometheus.Metric) {
 	e.emit(newEmitter(ch, e.scraper.logger))
-}
-
-// MergeFamilies merges lists of families sorted by name into one sorted
-// list, without copying a family's metrics unless two lists hold the same
-// name (then it joins them in a new family). prometheus.Gatherers does the
-// same with a consistency check and a hash per metric, which is what a
-// shared rendering saves: it was checked once, when it was gathered.
-func MergeFamilies(lists ...[]*dto.MetricFamily) []*dto.MetricFamily {
-	var out []*dto.MetricFamily
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	slices.SortStableFunc(out, func(a, b *dto.MetricFamily) int { return cmp.Compare(a.GetName(), b.GetName()) })
-	merged := out[:0]
-	for _, mf := range out {
-		if n := len(merged); n > 0 && merged[n-1].GetName() == mf.GetName() {
-			last := merged[n-1]
-			joined := &dto.MetricFamily{Name: last.Name, Help: last.Help, Type: last.Type, Unit: last.Unit}
-			joined.Metric = append(slices.Clip(last.Metric), mf.Metric...)
-			merged[n-1] = joined
-			continue
-		}
-		merged = append(merged, mf)
-	}
-	return merged
 }

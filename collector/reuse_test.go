@@ -233,3 +233,70 @@ func TestQuotaIsOneConventionWhole(t *testing.T) {
 		}
 	})
 }
+
+// TestAWalkIsFreshOnlyWhileEveryPageIs: a stored walk whose first page is
+// still fresh but whose later page is stale is asked for again, not
+// reused without a request; what is exported then is the API's new list.
+func TestAWalkIsFreshOnlyWhileEveryPageIs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newCachingAPI()
+		event := func(id string, escalation float64) string {
+			return fmt.Sprintf(`{"id": %q, "lat": 1, "lon": 1, "category": "protest", "escalation": %v, "occurred_at": "2000-01-01T00:00:00Z"}`, id, escalation)
+		}
+		api.set("/v1/conflict", `{"events": [`+event("a", 0.1)+`], "next_cursor": "p2"}`, "Cache-Control", "max-age=600")
+		api.set("/v1/conflict?cursor=p2", `{"events": [`+event("b", 0.2)+`], "next_cursor": null}`, "Cache-Control", "max-age=10")
+		e := newCachingEnv(t, api, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Conflict}, 0)
+		e.scrape(t)
+		api.take()
+
+		time.Sleep(5 * time.Second) // both pages fresh: no request
+		e.scrape(t)
+		if got := api.take(); len(got) != 0 {
+			t.Fatalf("sent %q while every page was fresh, want nothing", got)
+		}
+
+		time.Sleep(10 * time.Second) // page 1 fresh, page 2 stale
+		api.set("/v1/conflict?cursor=p2", `{"events": [`+event("b", 0.2)+`, `+event("c", 0.9)+`], "next_cursor": null}`, "Cache-Control", "max-age=10")
+		s := e.scrape(t)
+		if got := api.take(); len(got) == 0 {
+			t.Fatal("a walk with a stale page was reused without asking the API")
+		}
+		if v := value(t, s, "global_stability_conflict_events"); v != 3 {
+			t.Errorf("events %v, want the API's new list of 3", v)
+		}
+		if v := value(t, s, "global_stability_api_responses_reused_total", "endpoint", "conflict", "reason", "fresh"); v != 1 {
+			t.Errorf("reused fresh %v, want 1 (the scrape while both pages were fresh)", v)
+		}
+	})
+}
+
+// TestNoStoreOnALaterPageForgetsTheWalk: no-store on the second page keeps
+// the whole walk out of the store, though the first page allowed storing:
+// the next scrape asks for every page again, without validators, and
+// nothing is exported as reused.
+func TestNoStoreOnALaterPageForgetsTheWalk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newCachingAPI()
+		event := func(id string) string {
+			return fmt.Sprintf(`{"id": %q, "lat": 1, "lon": 1, "category": "protest", "escalation": 0.5, "occurred_at": "2000-01-01T00:00:00Z"}`, id)
+		}
+		api.set("/v1/conflict", `{"events": [`+event("a")+`], "next_cursor": "p2"}`, "Cache-Control", "max-age=600")
+		api.set("/v1/conflict?cursor=p2", `{"events": [`+event("b")+`], "next_cursor": null}`, "Cache-Control", "no-store")
+		e := newCachingEnv(t, api, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Conflict}, 0)
+		for range 3 {
+			e.scrape(t)
+			time.Sleep(5 * time.Second)
+		}
+		got := api.take()
+		want := []string{"/v1/conflict", "/v1/conflict?cursor=p2", "/v1/conflict", "/v1/conflict?cursor=p2", "/v1/conflict", "/v1/conflict?cursor=p2"}
+		if strings.Join(got, " | ") != strings.Join(want, " | ") {
+			t.Errorf("sent %q, want every page asked for on every scrape without validators %q", got, want)
+		}
+		s := e.scrape(t)
+		for _, reason := range endpoint.Reasons {
+			if v := value(t, s, "global_stability_api_responses_reused_total", "endpoint", "conflict", "reason", string(reason)); v != 0 {
+				t.Errorf("reused %s %v, want 0: a page said no-store", reason, v)
+			}
+		}
+	})
+}

@@ -29,7 +29,7 @@ import (
 type Config struct {
 	Client *client.Client
 	Logger log.Logger
-	// Endpoints are those to collect (see endpoint.All and Enabled).
+	// Endpoints are those to collect (of endpoint.All, those whose group is on).
 	Endpoints []*endpoint.Endpoint
 	// Endpoint configures judging and folding: label caps, the grid, the
 	// clock, the key ring.
@@ -71,6 +71,12 @@ type Collections struct {
 
 	lastMu sync.Mutex
 	last   *ScrapeStatus // of the latest scrape; nil before the first
+
+	// The last rendering of answers all reused without a request, and
+	// the answers (see renderWhole).
+	renderMu     sync.Mutex
+	renderedFrom []*endpoint.Sample
+	rendered     []*dto.MetricFamily
 }
 
 // NewCollections returns Collections for cfg.
@@ -89,18 +95,6 @@ func NewCollections(cfg Config) *Collections {
 	}
 	s.failures = &failureLog{logger: s.logger, now: time.Now}
 	return s
-}
-
-// Enabled returns the endpoints of all whose group is on (an endpoint
-// without a group always is).
-func Enabled(all []*endpoint.Endpoint, on func(group string) bool) []*endpoint.Endpoint {
-	var out []*endpoint.Endpoint
-	for _, e := range all {
-		if e.Group == "" || on(e.Group) {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // collection is one round of requests to every enabled endpoint. It runs

@@ -2,9 +2,9 @@ package endpoint
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,46 +13,69 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// filtered is body through boundedTokens with a token limit of limit and
-// a whitespace run of space, read in reads of chunk bytes (0: the body
-// arrives a byte at a time).
-func filtered(body string, limit, space, chunk int) string {
-	var r io.Reader = strings.NewReader(body)
-	if chunk == 0 {
-		r = iotest.OneByteReader(r)
-	}
-	b := &boundedTokens{r: r, maxToken: limit, maxSpace: space}
-	var out bytes.Buffer
-	buf := make([]byte, max(chunk, 1))
-	for {
-		n, err := b.Read(buf)
-		out.Write(buf[:n])
-		if err != nil {
-			return out.String()
+// scanned reports whether the scanner finds body one valid JSON value,
+// with a token limit of limit and a window of window bytes: every value
+// is walked, the containers of odd depths skipped whole and the others
+// entered, every scalar of an entered one handed over as a token.
+func scanned(t *testing.T, body string, limit, window int) bool {
+	s := &scanner{r: strings.NewReader(body), buf: make([]byte, window), window: window, maxToken: limit}
+	var walk func(depth int) error
+	walk = func(depth int) error {
+		c, err := s.peek()
+		if err != nil || (c != '{' && c != '[') || depth%2 == 1 {
+			raw, err := s.value()
+			if err == nil && len(raw) > limit+7 { // cut, its closing quote, an escape kept whole
+				t.Fatalf("a token of %d bytes handed over with a limit of %d", len(raw), limit)
+			}
+			return err
+		}
+		if err := s.enter(); err != nil {
+			return err
+		}
+		for first := true; ; first = false {
+			if more, err := s.more(c+2, first); err != nil || !more {
+				return err
+			}
+			if c == '{' {
+				if _, err := s.member(); err != nil {
+					return err
+				}
+			}
+			if err := walk(depth + 1); err != nil {
+				return err
+			}
 		}
 	}
+	err := walk(0)
+	if err == nil {
+		var c byte
+		if c, err = s.peek(); err == nil && c != 0 {
+			return false
+		}
+	}
+	if err != nil && !errors.Is(err, client.ErrNotJSON) {
+		t.Fatalf("%q: %v is not a syntax error", body, err)
+	}
+	return err == nil
 }
 
-// FuzzBoundedTokensKeepValidity: whatever is dropped, a body is valid JSON
-// after the filter exactly when it was before, with limits small enough
-// that the fuzzer's bodies meet them, in any size of read.
+// FuzzBoundedTokensKeepValidity: a body is valid JSON to the scanner
+// exactly when it is to encoding/json, with token limits small enough that
+// the fuzzer's bodies pass them and windows of 1 to 20 bytes, so that tokens
+// cross them, whether values are read or skipped.
 func FuzzBoundedTokensKeepValidity(f *testing.F) {
 	for _, s := range []string{
 		`{"a":"abcdefgh","b":123456789,"c":-1.2345e+6789}`, `{"s":"ab\u0041\u00e9\n\"cd"}`, `["x\uZZZZ"]`, "[\"a\x01b\"]",
 		`{"a" :    [1 ,  2]   }`, `[01234]`, `[-]`, `[1.]`, `[1e]`, `"\ud83d\ude00abc"`, `[tru]`, `[nullx]`,
+		`{"a":[{"b":[[],{}]},"c"]}`, `[1,]`, `{"a":1,}`, `{"a"}`, "[\x00]", `[1 2]`, `{"a":1}{}`, "[\"a\tb\"]",
+		strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth), strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
 	} {
 		f.Add(s, uint8(3), uint8(1))
 	}
-	f.Fuzz(func(t *testing.T, body string, max, chunk uint8) {
-		// At least 2: a run of digits keeps its first two, which say
-		// whether a leading zero makes the number invalid ("00").
-		m := int(max%8) + 2
-		got := filtered(body, m, 1, int(chunk%5))
-		if json.Valid([]byte(body)) != json.Valid([]byte(got)) {
-			t.Fatalf("json.Valid %v before, %v after (limit %d):\n%q\n%q", json.Valid([]byte(body)), json.Valid([]byte(got)), m, body, got)
-		}
-		if len(got) > len(body) {
-			t.Fatalf("the filter added bytes: %q -> %q", body, got)
+	f.Fuzz(func(t *testing.T, body string, limit, window uint8) {
+		l, w := int(limit%8)+1, int(window%20)+1
+		if got, want := scanned(t, body, l, w), json.Valid([]byte(body)); got != want {
+			t.Fatalf("the scanner says valid %v, encoding/json %v (limit %d, window %d): %q", got, want, l, w, body)
 		}
 	})
 }
@@ -168,5 +191,26 @@ func BenchmarkReadWorstShapes(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlain8: eight bytes are plain exactly when each one is, whatever the
+// byte at each place and whatever its neighbours (a borrow in one byte never
+// hides a special one in another).
+func TestPlain8(t *testing.T) {
+	for _, fill := range []byte{'a', 0x00, 0x1f, 0x20, '"', '\\', 0x7f, 0x80, 0xff, '!', '[', ']'} {
+		for at := range 8 {
+			for c := range 256 {
+				word := bytes.Repeat([]byte{fill}, 8)
+				word[at] = byte(c)
+				want := true
+				for _, b := range word {
+					want = want && plain[b]
+				}
+				if got := plain8(binary.LittleEndian.Uint64(word)); got != want {
+					t.Fatalf("%q: plain8 %v, want %v", word, got, want)
+				}
+			}
+		}
 	}
 }

@@ -1,11 +1,9 @@
 package endpoint
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -20,7 +18,6 @@ type Collection struct {
 	c      Config
 	fields []fieldState // by index of e.Fields, for the current document
 	folds  []folding
-	quoted []string            // the names of List.Item as JSON writes them
 	unique int                 // index of List.Unique in List.Item
 	seen   map[uint64]struct{} // fingerprints of List.Unique values in this walk
 	result Result
@@ -44,9 +41,6 @@ func (e *Endpoint) Start(c Config) *Collection {
 		for _, f := range e.List.Folds {
 			col.folds = append(col.folds, f.start(e.List, col.c))
 		}
-		for _, f := range e.List.Item {
-			col.quoted = append(col.quoted, strconv.Quote(f.Name))
-		}
 		if e.List.Unique != "" {
 			col.unique = e.List.itemIndex(e.List.Unique)
 		}
@@ -54,63 +48,57 @@ func (e *Endpoint) Start(c Config) *Collection {
 	return col
 }
 
-// decoderOptions keep the exporter lenient where JSON readers differ:
-// invalid UTF-8 in a string is replaced, not refused, and of a repeated
-// key the last counts (and no set of names is kept per object, which a
-// hostile object of a million keys would make large).
-var decoderOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
-
 // Read reads one document (page counts from 1 on a paged endpoint, 0
 // otherwise) into the collection and returns its next_cursor. An error
 // means the body is not the document the spec describes: discard the
-// collection.
+// collection. Of a repeated key, the last counts.
 func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
+	return col.readWith(newScanner(r), page)
+}
+
+func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 	e := col.e
-	d := jsontext.NewDecoder(newBoundedTokens(r), decoderOptions...)
 	col.fields = make([]fieldState, len(e.Fields))
-	tok, err := d.ReadToken()
+	c, err := s.peek()
 	switch {
-	case errors.Is(err, io.EOF):
-		return "", fmt.Errorf("%w: empty body", client.ErrNotJSON)
 	case err != nil:
-		return "", notJSON(err)
-	case tok.Kind() != '{':
-		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(tok.Kind()))}
+		return "", err
+	case c == 0:
+		return "", fmt.Errorf("%w: empty body", client.ErrNotJSON)
+	case c != '{':
+		if c != '[' {
+			if _, err := s.value(); err != nil {
+				return "", err
+			}
+		}
+		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(kindOf(c)))}
 	}
 	var haveList, haveNext bool
-	for d.PeekKind() != '}' {
-		name, err := d.ReadToken()
-		if err != nil {
-			return "", notJSON(err)
-		}
-		key := name.String()
+	err = s.members(func(name []byte) (err error) {
 		switch {
-		case e.List != nil && key == e.List.Name:
+		case e.List != nil && string(name) == e.List.Name:
 			if haveList {
-				return "", &client.DecodeError{Field: key, Err: errors.New("appears twice")}
+				return &client.DecodeError{Field: e.List.Name, Err: errors.New("appears twice")}
 			}
 			haveList = true
-			err = col.readList(d, page)
-		case e.Paged && key == "next_cursor":
+			return col.readList(s, page)
+		case e.Paged && string(name) == "next_cursor":
 			haveNext = true
-			next, err = readCursor(d)
-		case col.isObject(key):
-			err = col.readObject(d, key)
-		default:
-			err = col.readField(d, key, key)
+			next, err = readCursor(s)
+			return err
+		case col.isObject(name):
+			return col.readObject(s, string(name))
 		}
-		if err != nil {
-			return "", err
-		}
+		return col.readField(s, string(name), string(name))
+	})
+	if err != nil {
+		return "", err
 	}
-	if _, err := d.ReadToken(); err != nil { // the closing brace
-		return "", notJSON(err)
-	}
-	if _, err := d.ReadToken(); !errors.Is(err, io.EOF) {
-		if err == nil {
-			err = errors.New("data after the JSON document")
-		}
-		return "", notJSON(err)
+	switch c, err := s.peek(); {
+	case err != nil:
+		return "", err
+	case c != 0:
+		return "", syntax("data after the JSON document")
 	}
 	switch {
 	case e.Paged && !haveList:
@@ -136,14 +124,14 @@ func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
 // readField judges the value of the document's field path (key, or a.b
 // for a member of object a), or skips it if the endpoint reads no such
 // field.
-func (col *Collection) readField(d *jsontext.Decoder, key, path string) error {
+func (col *Collection) readField(s *scanner, key, path string) error {
 	i := col.fieldIndex(path)
 	if i < 0 {
-		return skip(d)
+		return s.skip()
 	}
-	raw, err := d.ReadValue()
+	raw, err := s.value()
 	if err != nil {
-		return notJSON(err)
+		return err
 	}
 	f := col.e.Fields[i]
 	v, bad := f.Rule(raw, &col.c)
@@ -164,9 +152,9 @@ func (col *Collection) fieldIndex(path string) int {
 }
 
 // isObject reports whether the endpoint reads members of an object key.
-func (col *Collection) isObject(key string) bool {
+func (col *Collection) isObject(key []byte) bool {
 	for _, f := range col.e.Fields {
-		if strings.HasPrefix(f.Name, key+".") {
+		if object, _, ok := strings.Cut(f.Name, "."); ok && object == string(key) {
 			return true
 		}
 	}
@@ -175,7 +163,7 @@ func (col *Collection) isObject(key string) bool {
 
 // readObject reads object key's members; a value that is not an object
 // makes each member the endpoint reads bad, for the same reason.
-func (col *Collection) readObject(d *jsontext.Decoder, key string) error {
+func (col *Collection) readObject(s *scanner, key string) error {
 	members := func(fn func(i int)) {
 		for i, f := range col.e.Fields {
 			if strings.HasPrefix(f.Name, key+".") {
@@ -184,184 +172,15 @@ func (col *Collection) readObject(d *jsontext.Decoder, key string) error {
 		}
 	}
 	members(func(i int) { col.fields[i] = fieldState{} }) // the last occurrence of key counts
-	if d.PeekKind() != '{' {
-		raw, err := d.ReadValue()
+	if c, err := s.peek(); err != nil || c != '{' {
+		raw, err := s.value()
 		if err != nil {
-			return notJSON(err)
+			return err
 		}
 		members(func(i int) { col.fields[i] = fieldState{seen: true, bad: wrongType(raw, "an object")} })
 		return nil
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return notJSON(err)
-	}
-	for d.PeekKind() != '}' {
-		name, err := d.ReadToken()
-		if err != nil {
-			return notJSON(err)
-		}
-		if err := col.readField(d, key, key+"."+name.String()); err != nil {
-			return err
-		}
-	}
-	_, err := d.ReadToken()
-	return notJSON(err)
-}
-
-// readList reads the items of the list one at a time: each is judged field
-// by field, then folded, or left out and counted if a required field is
-// bad. The list of a paged endpoint must be an array; another one that is
-// not is a bad value.
-func (col *Collection) readList(d *jsontext.Decoder, page int) error {
-	l := col.e.List
-	if d.PeekKind() != '[' {
-		raw, err := d.ReadValue()
-		if err != nil {
-			return notJSON(err)
-		}
-		if col.e.Paged {
-			return &client.DecodeError{Field: l.Name, Err: errors.New(wrongType(raw, "an array"))}
-		}
-		col.result.Invalid.add(l.Name, l.Name+": "+wrongType(raw, "an array"))
-		return nil
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return notJSON(err)
-	}
-	item := make([]fieldState, len(l.Item))
-	values := make([]Value, len(l.Item))
-	for i := 0; d.PeekKind() != ']'; i++ {
-		fault, err := col.readItem(d, item)
-		if err != nil {
-			return err
-		}
-		if fault.bad() {
-			// Only the first is described: a page of a million bad items
-			// costs a count each, not a message each.
-			if col.result.Invalid.count(l.Name) {
-				col.result.Invalid.First = l.Name + "[" + strconv.Itoa(i) + "]" + fault.String()
-				if page > 0 {
-					col.result.Invalid.First += " (page " + strconv.Itoa(page) + ")"
-				}
-			}
-			continue
-		}
-		if col.repeated(item) {
-			col.result.Duplicates++
-			continue
-		}
-		for j := range item {
-			values[j] = item[j].v
-		}
-		for _, f := range col.folds {
-			f.add(values)
-		}
-	}
-	_, err := d.ReadToken()
-	return notJSON(err)
-}
-
-// itemFault says what makes an item unusable, without building the text
-// unless it is asked for (the first of a page's bad items is).
-type itemFault struct {
-	field string        // the item's field at fault; "" when the item is not an object
-	why   string        // the field's rule's verdict, or "missing"
-	kind  jsontext.Kind // the JSON kind of an item that is not an object
-}
-
-func (f itemFault) bad() bool { return f.why != "" || f.kind != 0 }
-
-// String starts with the path inside the item (".lat: null").
-func (f itemFault) String() string {
-	if f.field == "" {
-		return ": " + wrongKind(f.kind, "an object")
-	}
-	return "." + f.field + ": " + f.why
-}
-
-// readItem judges one item into item, and says what makes it unusable.
-func (col *Collection) readItem(d *jsontext.Decoder, item []fieldState) (itemFault, error) {
-	l := col.e.List
-	clear(item)
-	if k := d.PeekKind(); k != '{' {
-		if err := skip(d); err != nil {
-			return itemFault{}, err
-		}
-		return itemFault{kind: k}, nil
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return itemFault{}, notJSON(err)
-	}
-	for d.PeekKind() != '}' {
-		// The name's raw JSON, compared as it is: this loop runs for every
-		// field of every item, and a name made a string each time was a
-		// third of a page's allocations.
-		name, err := d.ReadValue()
-		if err != nil {
-			return itemFault{}, notJSON(err)
-		}
-		i := col.itemField(name)
-		if i < 0 {
-			if err := skip(d); err != nil {
-				return itemFault{}, err
-			}
-			continue
-		}
-		raw, err := d.ReadValue()
-		if err != nil {
-			return itemFault{}, notJSON(err)
-		}
-		v, bad := l.Item[i].Rule(raw, &col.c)
-		item[i] = fieldState{seen: true, v: v, bad: bad}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return itemFault{}, notJSON(err)
-	}
-	for i, f := range l.Item {
-		switch {
-		case f.Optional:
-		case !item[i].seen:
-			return itemFault{field: f.Name, why: "missing"}, nil
-		case item[i].bad != "":
-			return itemFault{field: f.Name, why: item[i].bad}, nil
-		}
-	}
-	return itemFault{}, nil
-}
-
-// itemField is the index in List.Item of the field a raw JSON name
-// names, or -1.
-func (col *Collection) itemField(raw jsontext.Value) int {
-	if bytes.IndexByte(raw, '\\') >= 0 { // escapes: compare what they mean
-		b, _ := jsontext.AppendUnquote(nil, raw)
-		raw = append(append([]byte{'"'}, b...), '"')
-	}
-	for i, q := range col.quoted {
-		if string(raw) == q {
-			return i
-		}
-	}
-	return -1
-}
-
-// repeated reports whether the item's Unique value was seen earlier in the
-// walk, and remembers it.
-func (col *Collection) repeated(item []fieldState) bool {
-	l := col.e.List
-	if l.Unique == "" {
-		return false
-	}
-	st := item[col.unique]
-	if !st.seen || st.bad != "" {
-		return false // an item without a usable id still counts
-	}
-	if _, dup := col.seen[st.v.ID]; dup {
-		return true
-	}
-	if len(col.seen) < maxRemembered {
-		col.seen[st.v.ID] = struct{}{}
-	}
-	return false
+	return s.members(func(name []byte) error { return col.readField(s, key, key+"."+string(name)) })
 }
 
 // maxCursorBytes bounds a next_cursor: it goes back in a URL.
@@ -370,30 +189,26 @@ const maxCursorBytes = 4096
 // readCursor reads next_cursor: null or "" (no more pages), a string
 // (passed back verbatim) or a number (as its literal text); the spec
 // leaves its format open.
-func readCursor(d *jsontext.Decoder) (string, error) {
-	raw, err := d.ReadValue()
+func readCursor(s *scanner) (string, error) {
+	raw, err := s.value()
 	if err != nil {
-		return "", notJSON(err)
+		return "", err
 	}
 	switch raw.Kind() {
 	case 'n':
 		return "", nil
 	case '"', '0':
-		s := string(raw)
+		text := raw
 		if raw.Kind() == '"' {
-			b, _ := jsontext.AppendUnquote(nil, raw)
-			s = string(b)
+			text = unquote(raw)
 		}
-		if len(s) > maxCursorBytes {
+		if len(text) > maxCursorBytes {
 			return "", &client.DecodeError{Field: "next_cursor", Err: fmt.Errorf("longer than %d bytes", maxCursorBytes)}
 		}
-		return s, nil
+		return string(text), nil
 	}
 	return "", &client.DecodeError{Field: "next_cursor", Err: errors.New("want a string, a number or null")}
 }
-
-// skip skips a value the exporter does not read, without keeping it.
-func skip(d *jsontext.Decoder) error { return notJSON(d.SkipValue()) }
 
 // notJSON marks a syntax error as the body not being JSON (nil stays nil).
 func notJSON(err error) error {
@@ -405,6 +220,9 @@ func notJSON(err error) error {
 	}
 	return fmt.Errorf("%w: %w", client.ErrNotJSON, err)
 }
+
+// kindOf is the kind of the JSON value that starts with c.
+func kindOf(c byte) jsontext.Kind { return jsontext.Value{c}.Kind() }
 
 func kindName(k jsontext.Kind) string {
 	return map[jsontext.Kind]string{'n': "null", 't': "bool", 'f': "bool", '"': "string", '0': "number", '{': "object", '[': "array"}[k]

@@ -6,7 +6,6 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -36,11 +35,10 @@ type Options struct {
 	// TimeoutOffset is subtracted from the header's value, leaving time to
 	// encode and send the answer (--web.timeout-offset).
 	TimeoutOffset time.Duration
-	// MaxRequests limits concurrent scrapes; 0 means no limit. InFlight,
-	// if set, is the limit instead: a channel whose capacity is the limit,
-	// shared by the handlers of one target (its /metrics and its probes).
-	MaxRequests int
-	InFlight    chan struct{}
+	// InFlight, if set, bounds concurrent scrapes (--web.max-requests): a
+	// channel whose capacity is the limit, shared by the handlers of one
+	// target (its /metrics and its probes).
+	InFlight chan struct{}
 	// Scrapes, if set, counts the scrapes served (GET, whatever the API
 	// did): the other side of the API requests they cost.
 	Scrapes prometheus.Counter
@@ -66,9 +64,6 @@ func NewScrapesCounter(labels ...string) *prometheus.CounterVec {
 // request's deadline, so the bound is this handler's.
 func New(o Options) http.Handler {
 	inFlight := o.InFlight
-	if inFlight == nil && o.MaxRequests > 0 {
-		inFlight = make(chan struct{}, o.MaxRequests)
-	}
 	errorLog := promhttpLogger{level.Error(o.Logger)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
@@ -94,16 +89,12 @@ func New(o Options) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 
-		gatherer := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-			// The scrape first: its collection is what moves the long-lived
-			// request counters, which then include it.
-			scrape, err := o.Collections.Gather(ctx)
-			if o.Gatherer == nil {
-				return scrape, err
-			}
-			longLived, err2 := o.Gatherer.Gather()
-			return collector.MergeFamilies(scrape, longLived), errors.Join(err, err2)
-		})
+		// The scrape first: its collection is what moves the long-lived
+		// request counters, which then include it.
+		gatherer := prometheus.Gatherers{prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return o.Collections.Gather(ctx) })}
+		if o.Gatherer != nil {
+			gatherer = append(gatherer, o.Gatherer)
+		}
 		promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 			ErrorHandling: promhttp.ContinueOnError,
 			ErrorLog:      errorLog,

@@ -1,7 +1,11 @@
-package endpoint
+package scanners
 
 import "io"
 
+// boundedTokens is the exporter's filter before jsontext as it was before
+// the scanner replaced both (endpoint/bounded.go at 4f79ac6), kept here to
+// measure "before".
+//
 // boundedTokens keeps every token of a JSON body short before jsontext
 // reads it. jsontext buffers a token whole, growing its buffer by doubling,
 // so a body that is one long string, one long number or one long run of

@@ -1,0 +1,310 @@
+package endpoint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/global-stability/global_stability_exporter/client"
+)
+
+// scanner reads a JSON body once, through a window of at most 16 KiB,
+// checking every byte as encoding/json does (nesting up to 10,000 levels,
+// no control character in a string, invalid UTF-8 let through). The values
+// a description reads are handed over as raw tokens; the rest is skipped
+// where it lies: no number parsed, no string copied, nothing held.
+//
+// Our own because no library reads and bounds memory in one pass while
+// keeping encoding/json's verdicts: jsontext holds a token whole (a 16 MiB
+// string cost 67 MB, so a filter before it read every byte again), and the
+// fast ones hold the whole body or refuse bodies encoding/json accepts.
+// Against jsontext and its filter: 1.5× fewer instructions a page of
+// events, 4.6× fewer to skip a 16 MiB string (bench/RESULTS.md, "The
+// scanner, against the libraries"; BenchmarkReadPage, BenchmarkReadWorstShapes).
+//
+// A token kept is cut after maxToken bytes, still valid, and judged as the
+// whole would be: no value a rule accepts is that long.
+type scanner struct {
+	r        io.Reader
+	buf      []byte // the window: buf[pos:end] is read and not yet scanned
+	pos, end int
+	err      error  // of r, once the window is drained; io.EOF at the end
+	depth    int    // containers open
+	window   int    // the window's largest size: windowBytes, smaller in tests
+	maxToken int    // maxTokenBytes, smaller in tests
+	tok      []byte // a token that crossed a refill of the window, or was cut
+	name     []byte // a name whose colon was not in its window
+	escaped  bool   // the last string had an escape
+	stack    []byte // the closing bytes of the containers skip is inside
+}
+
+const (
+	maxTokenBytes = 32 << 10 // above every value a rule accepts (a cursor: 6×4,096 escaped)
+	maxDepth      = 10000    // encoding/json's limit of nesting
+	windowBytes   = 16 << 10
+)
+
+// newScanner starts with a small window, which grows to windowBytes as the
+// body fills it: most documents are a few hundred bytes.
+func newScanner(r io.Reader) *scanner {
+	return &scanner{r: r, buf: make([]byte, 512), window: windowBytes, maxToken: maxTokenBytes}
+}
+
+// fill reads the next part of the body into the window, dropping what was
+// in it; false at the end of the body or on a read error (s.err).
+func (s *scanner) fill() bool {
+	if s.end == len(s.buf) && len(s.buf) < s.window {
+		s.buf = make([]byte, min(4*len(s.buf), s.window))
+	}
+	for s.err == nil {
+		var n int
+		n, s.err = s.r.Read(s.buf)
+		s.pos, s.end = 0, n
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// cut is the error of a body that ends inside a value.
+func (s *scanner) cut() error {
+	if s.err == nil || errors.Is(s.err, io.EOF) {
+		return notJSON(io.ErrUnexpectedEOF)
+	}
+	return notJSON(s.err)
+}
+
+func syntax(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", client.ErrNotJSON, fmt.Sprintf(format, a...))
+}
+
+// peek returns the next byte that is not whitespace, without consuming it:
+// 0 at the end of the body.
+func (s *scanner) peek() (byte, error) {
+	for {
+		for ; s.pos < s.end; s.pos++ {
+			switch c := s.buf[s.pos]; c {
+			case ' ', '\n', '\r', '\t':
+			case 0: // 0 says the body ended
+				return 0, syntax("invalid character NUL")
+			default:
+				return c, nil
+			}
+		}
+		if !s.fill() {
+			if errors.Is(s.err, io.EOF) {
+				return 0, nil
+			}
+			return 0, notJSON(s.err)
+		}
+	}
+}
+
+// enter consumes the opening byte of a container.
+func (s *scanner) enter() error {
+	if s.depth++; s.depth > maxDepth {
+		return syntax("nested more than %d levels", maxDepth)
+	}
+	s.pos++
+	return nil
+}
+
+// more reports whether the container entered has another member (first:
+// none was read yet): it consumes the comma before one, or the closing
+// byte after the last.
+func (s *scanner) more(closing byte, first bool) (bool, error) {
+	c, err := s.peek()
+	switch {
+	case err != nil:
+		return false, err
+	case c == closing:
+		s.pos++
+		s.depth--
+		return false, nil
+	case first:
+		return true, nil
+	case c != ',':
+		return false, s.unexpected(c)
+	}
+	s.pos++
+	return true, nil
+}
+
+// members calls fn for each member of the object next, after its name and
+// colon: fn reads its value.
+func (s *scanner) members(fn func(name []byte) error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		if more, err := s.more('}', first); err != nil || !more {
+			return err
+		}
+		name, err := s.member()
+		if err == nil {
+			err = fn(name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// items calls fn for each item of the array next: fn reads it.
+func (s *scanner) items(fn func(i int) error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if more, err := s.more(']', i == 0); err != nil || !more {
+			return err
+		}
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+}
+
+// member reads a member's name and its colon, and returns the name with its
+// escapes undone (cut, as a token is, when long: it names no field then).
+func (s *scanner) member() ([]byte, error) {
+	c, err := s.peek()
+	if err == nil && c != '"' {
+		err = s.unexpected(c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.str(true)
+	if err != nil {
+		return nil, err
+	}
+	if s.pos < s.end && s.buf[s.pos] == ':' {
+		s.pos++
+		return s.text(raw), nil
+	}
+	s.name = append(s.name[:0], raw...) // the colon may be past a refill of raw's window
+	if c, err = s.peek(); err == nil && c != ':' {
+		err = s.unexpected(c)
+	}
+	s.pos++
+	return s.text(s.name), err
+}
+
+// text is the text of the string token str just read: its bytes inside the
+// quotes unless str met an escape.
+func (s *scanner) text(raw []byte) []byte {
+	if !s.escaped {
+		return raw[1 : len(raw)-1]
+	}
+	return unquote(raw)
+}
+
+// unquote is a string token's text: its bytes inside the quotes when it has
+// no escape, else a copy with them undone (invalid UTF-8 becomes U+FFFD).
+func unquote(raw []byte) []byte {
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '\\' {
+			b, _ := jsontext.AppendUnquote(nil, raw)
+			return b
+		}
+	}
+	return raw[1 : len(raw)-1]
+}
+
+// Literals, handed over as themselves.
+var (
+	rawTrue  = jsontext.Value(`true`)
+	rawFalse = jsontext.Value(`false`)
+	rawNull  = jsontext.Value(`null`)
+)
+
+// value reads the next value: a string's or a number's raw token, valid
+// until the next call; a literal as itself; an object or an array skipped,
+// as `{}` or `[]` (a rule wants only its kind).
+func (s *scanner) value() (jsontext.Value, error) {
+	c, err := s.peek()
+	switch {
+	case err != nil:
+		return nil, err
+	case c == '{' || c == '[':
+		return jsontext.Value{c, c + 2}, s.skip() // '}' and ']' are two after '{' and '['
+	}
+	return s.scalar(c, true)
+}
+
+// scalar reads the value that starts with c, other than a container.
+func (s *scanner) scalar(c byte, keep bool) (jsontext.Value, error) {
+	switch c {
+	case '"':
+		return s.str(keep)
+	case 't':
+		return rawTrue, s.literal("true")
+	case 'f':
+		return rawFalse, s.literal("false")
+	case 'n':
+		return rawNull, s.literal("null")
+	}
+	return s.number(keep)
+}
+
+// skip skips the next value, checking it, holding only the closing byte of
+// each container it is inside.
+func (s *scanner) skip() error {
+	base := len(s.stack)
+	for {
+		c, err := s.peek()
+		if err != nil {
+			return err
+		}
+		entered := c == '{' || c == '['
+		if entered {
+			err = s.enter()
+			s.stack = append(s.stack, c+2)
+		} else {
+			_, err = s.scalar(c, false)
+		}
+		for first := entered; err == nil; first = false {
+			if len(s.stack) == base {
+				return nil
+			}
+			closing := s.stack[len(s.stack)-1]
+			var more bool
+			if more, err = s.more(closing, first); err == nil && !more {
+				s.stack = s.stack[:len(s.stack)-1]
+				continue
+			}
+			if err == nil && closing == '}' {
+				_, err = s.member()
+			}
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (s *scanner) unexpected(c byte) error {
+	if c == 0 && s.pos >= s.end {
+		return s.cut()
+	}
+	return syntax("invalid character %q", c)
+}
+
+// literal consumes word, which must be next.
+func (s *scanner) literal(word string) error {
+	for i := range len(word) {
+		if s.pos == s.end && !s.fill() {
+			return s.cut()
+		}
+		if s.buf[s.pos] != word[i] {
+			return syntax("invalid character %q in literal %s", s.buf[s.pos], word)
+		}
+		s.pos++
+	}
+	return nil
+}

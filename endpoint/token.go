@@ -1,0 +1,220 @@
+package endpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The scanner's tokens: strings and numbers, read where they lie in the
+// window, or gathered into s.tok when they cross a refill or are cut.
+
+// plain marks the bytes a string holds as they are: not a quote, a
+// backslash or a control character.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plain8 reports whether eight bytes are all plain (Bit Twiddling Hacks'
+// haszero and hasless, exact): a long string is skipped eight bytes a step.
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	return (quote-ones)&^quote&highs|(backslash-ones)&^backslash&highs|(x-ones*0x20)&^x&highs == 0
+}
+
+// str scans the string at s.pos; with keep, it returns its raw token, cut
+// after s.maxToken bytes.
+func (s *scanner) str(keep bool) (jsontext.Value, error) {
+	s.tok, s.escaped = s.tok[:0], false
+	start := s.pos // the first byte of the token not yet in s.tok
+	s.pos++
+	n := 1                       // bytes of the token scanned
+	copied, long := false, false // the token is in s.tok; it was cut
+	for {
+		b, i := s.buf[:s.end], s.pos
+		short := min(i+16, len(b))
+		for i < short && plain[b[i]] {
+			i++
+		}
+		if i == short { // a long string: eight bytes a step
+			for ; i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])); i += 8 {
+			}
+			for i < len(b) && plain[b[i]] {
+				i++
+			}
+		}
+		n += i - s.pos
+		s.pos = i
+		if keep && n > s.maxToken {
+			s.tok = append(s.tok, b[start:max(start, i-(n-s.maxToken))]...)
+			copied, keep, long = true, false, true
+		}
+		if i == len(b) {
+			if keep {
+				s.tok, copied = append(s.tok, b[start:i]...), true
+			}
+			if !s.fill() {
+				return nil, s.cut()
+			}
+			start = 0
+			continue
+		}
+		switch c := b[i]; {
+		case c == '"':
+			s.pos++
+			switch {
+			case long:
+				return append(s.tok, '"'), nil
+			case !keep:
+				return nil, nil
+			case copied:
+				return append(s.tok, b[start:s.pos]...), nil
+			}
+			return b[start:s.pos], nil
+		case c < 0x20:
+			return nil, syntax("control character %#x in a string", c)
+		}
+		// An escape: kept whole or not at all.
+		if keep {
+			s.tok, copied = append(s.tok, b[start:i]...), true
+			if n >= s.maxToken {
+				keep, long = false, true
+			}
+		}
+		s.escaped = true
+		esc, err := s.escape()
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			s.tok = append(s.tok, esc...)
+		}
+		n += len(esc)
+		start = s.pos
+	}
+}
+
+// escape consumes the escape at s.pos and returns it.
+func (s *scanner) escape() ([]byte, error) {
+	var esc [6]byte
+	size := 2
+	for i := 0; i < size; i++ {
+		if s.pos == s.end && !s.fill() {
+			return nil, s.cut()
+		}
+		c := s.buf[s.pos]
+		switch {
+		case i == 1 && c == 'u':
+			size = 6
+		case i == 1 && (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'):
+		case i > 1 && ('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+		case i > 0:
+			return nil, syntax("invalid escape in a string")
+		}
+		esc[i] = c
+		s.pos++
+	}
+	return esc[:size], nil
+}
+
+// number scans the number at s.pos; with keep, it returns its raw token,
+// cut after s.maxToken bytes.
+func (s *scanner) number(keep bool) (jsontext.Value, error) {
+	s.tok = s.tok[:0]
+	start, state := s.pos, numStart
+	for {
+		b, i := s.buf[:s.end], s.pos
+		for i < len(b) {
+			for numDigits[state] && i < len(b) && b[i]-'0' < 10 { // a run of digits: the long part of a number
+				i++
+			}
+			if i == len(b) {
+				break
+			}
+			next := numGrammar[state][numClass[b[i]]]
+			if next == numEnd {
+				break
+			}
+			state = next
+			i++
+		}
+		s.pos = i
+		if i == len(b) { // the window ends inside the number, or with it
+			if keep && len(s.tok) < s.maxToken {
+				s.tok = append(s.tok, b[start:min(i, start+s.maxToken-len(s.tok))]...)
+			}
+			if s.fill() {
+				start = 0
+				continue
+			}
+			if !errors.Is(s.err, io.EOF) {
+				return nil, s.cut()
+			}
+			b, start, i = nil, 0, 0
+		}
+		switch {
+		case !numComplete[state] && i < len(b):
+			return nil, s.unexpected(b[i])
+		case !numComplete[state]:
+			return nil, s.cut()
+		case keep && len(s.tok) == 0 && i-start <= s.maxToken:
+			return b[start:i], nil // the usual number, inside the window
+		case keep && len(s.tok) < s.maxToken:
+			s.tok = append(s.tok, b[start:min(i, start+s.maxToken-len(s.tok))]...)
+		}
+		return s.tok, nil
+	}
+}
+
+// numState is where a number's grammar stands; numGrammar moves it by the
+// class of the next byte.
+type numState uint8
+
+const (
+	numStart  numState = iota
+	numMinus           // -
+	numZero            // a leading 0
+	numInt             // digits after 1-9
+	numDot             // .
+	numFrac            // digits after .
+	numExp             // e or E
+	numSign            // + or - after e
+	numExpDig          // digits after e
+	numEnd             // the byte is not part of the number
+)
+
+// numClass is a byte's class: 0 none of the below, 1 '0', 2 '1'-'9', 3 '-',
+// 4 '+', 5 '.', 6 'e' or 'E'.
+var numClass = func() (t [256]uint8) {
+	for c := '1'; c <= '9'; c++ {
+		t[c] = 2
+	}
+	t['0'], t['-'], t['+'], t['.'], t['e'], t['E'] = 1, 3, 4, 5, 6, 6
+	return t
+}()
+
+const e_ = numEnd
+
+var numGrammar = [numEnd][7]numState{
+	numStart:  {e_, numZero, numInt, numMinus, e_, e_, e_},
+	numMinus:  {e_, numZero, numInt, e_, e_, e_, e_},
+	numZero:   {e_, e_, e_, e_, e_, numDot, numExp},
+	numInt:    {e_, numInt, numInt, e_, e_, numDot, numExp},
+	numDot:    {e_, numFrac, numFrac, e_, e_, e_, e_},
+	numFrac:   {e_, numFrac, numFrac, e_, e_, e_, numExp},
+	numExp:    {e_, numExpDig, numExpDig, numSign, numSign, e_, e_},
+	numSign:   {e_, numExpDig, numExpDig, e_, e_, e_, e_},
+	numExpDig: {e_, numExpDig, numExpDig, e_, e_, e_, e_},
+}
+
+// numDigits says where a digit keeps the state.
+var numDigits = [numEnd + 1]bool{numInt: true, numFrac: true, numExpDig: true}
+
+// numComplete says where a number may end.
+var numComplete = [numEnd + 1]bool{numZero: true, numInt: true, numFrac: true, numExpDig: true}
