@@ -24,7 +24,7 @@ import (
 )
 
 // Group 9: the memory of every shape an upstream can choose within the
-// default body limits (issue 24). The near-limit row of group 5 fills
+// default body limits. The near-limit row of group 5 fills
 // bodies with many ordinary values; a hostile upstream can instead make a
 // body mostly one long string (in a field the exporter reads, or one it
 // skips), many tiny items, nesting to the decoder's depth limit, long

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Group 10: many API accounts in one process (issue 25), on the release
+// Group 10: many API accounts in one process, on the release
 // build without GOMEMLIMIT: the memory each target costs once probed, a
 // probe's CPU against /metrics of a single account, and what a slow
 // target adds to another's probe.

@@ -11,7 +11,7 @@ import "io"
 // so a body that is one long string, one long number or one long run of
 // whitespace (all within the body limits) cost its whole length two or
 // three times over: 48 MiB for a 16 MiB page, 88 MiB of RSS over idle for
-// a conflict page beside a briefings page (issue 24), whether the value
+// a conflict page beside a briefings page, whether the value
 // was read or skipped. No value the exporter keeps is long (names 128
 // bytes, written in at most 6×128 JSON bytes; timestamps 64; event ids
 // 256; numbers 1,024 characters; a cursor 4,096 bytes, 6×4,096 escaped), so
