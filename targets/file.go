@@ -1,7 +1,6 @@
 package targets
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,10 +18,10 @@ import (
 )
 
 // Limits of what the exporter reads from files, each refused whole past it
-// rather than read: a targets' file of MaxTargets targets is a few hundred
+// rather than read: a targets' file of maxTargets targets is a few hundred
 // KiB, a key a line.
 const (
-	MaxTargets      = 1000    // each costs a client, a store and its series
+	maxTargets      = 1000    // each costs a client, a store and its series
 	MaxFileBytes    = 4 << 20 // the targets' file
 	MaxKeyBytes     = 4 << 10 // a key file
 	MinKeyLength    = redact.MinKeyLength
@@ -50,12 +49,6 @@ type Named struct {
 // naming its target and field. Relative paths in the file (key files, TLS
 // files) are relative to its directory, as in Prometheus' own
 // configuration; the flags' stay relative to the working directory.
-//
-//	targets:
-//	  - name: prod
-//	    api_url: https://api.example.com
-//	    api_key_file: /etc/global-stability/prod.key
-//	    timeout: 20s
 func Load(path string, defaults Settings) ([]Named, error) {
 	b, err := readFile(path, MaxFileBytes)
 	if err != nil {
@@ -83,20 +76,12 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	switch {
 	case len(list) == 0:
 		return nil, errors.New("no targets: list at least one under `targets:`, with name, api_url and api_key_file")
-	case len(list) > MaxTargets:
-		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(list), MaxTargets)
+	case len(list) > maxTargets:
+		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(list), maxTargets)
 	}
-	var (
-		problems []error
-		out      []Named
-		seen     = map[string]int{}
-		fields   = []string{"name"}
-	)
-	for _, st := range defaults.List() {
-		if st.Field != "" {
-			fields = append(fields, st.Field)
-		}
-	}
+	var problems []error
+	var out []Named
+	seen := map[string]int{}
 	for i, el := range list {
 		item, _ := el.(yaml.MapSlice)
 		var name string
@@ -122,9 +107,11 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		}
 		s := defaults.Clone()
 		s.APIURL, s.KeyFile, s.Key, s.KeyFrom = "", "", nil, ""
-		byField, given := map[string]Setting{}, map[string]bool{}
+		fields, byField, given := []string{"name"}, map[string]Setting{}, map[string]bool{}
 		for _, st := range s.List() {
-			byField[st.Field] = st
+			if st.Field != "" {
+				fields, byField[st.Field] = append(fields, st.Field), st
+			}
 		}
 		for _, kv := range item {
 			field := fmt.Sprint(kv.Key)
@@ -133,7 +120,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			case given[field]: // YAML would keep the last
 				bad("%s is given twice: keep one", field)
 			case field == "name":
-			case !ok || field == "":
+			case !ok:
 				bad("unknown field %q%s (keys never go in this file: api_key_file names a file holding one)", field, nearest(field, fields))
 			default:
 				if err := decode(st.Value, kv.Value); err != nil {
@@ -174,10 +161,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 // YAML decoding, a scalar through the text a flag would give.
 func decode(v Value, raw any) error {
 	if u, ok := v.(yaml.Unmarshaler); ok {
-		b, err := yaml.Marshal(raw)
-		if err != nil {
-			return err
-		}
+		b, _ := yaml.Marshal(raw) // what yaml decoded, it encodes
 		return withoutGoTypes(yaml.UnmarshalStrict(b, u))
 	}
 	switch raw.(type) {
@@ -228,8 +212,6 @@ func yamlNames(v any) []string {
 // Anything else is refused without being read: a FIFO or a device would
 // block start-up or a reload for ever, a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), fileReadTimeout)
-	defer cancel()
 	type result struct {
 		b   []byte
 		err error
@@ -242,14 +224,16 @@ func readFile(path string, limit int64) ([]byte, error) {
 	select {
 	case r := <-done:
 		return r.b, r.err
-	case <-ctx.Done():
+	case <-time.After(fileReadTimeout):
 		return nil, fmt.Errorf("%s: not read within %v (a file on a network file system that does not answer?)", path, fileReadTimeout)
 	}
 }
 
 func readRegular(path string, limit int64) ([]byte, error) {
-	regular := func(fi os.FileInfo) error {
+	check := func(fi os.FileInfo, err error) error {
 		switch {
+		case err != nil:
+			return fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // not "stat" or "open": a file not there
 		case !fi.Mode().IsRegular():
 			return fmt.Errorf("%s is not a regular file (%s): want a file", path, fi.Mode().Type())
 		case fi.Size() > limit:
@@ -257,22 +241,15 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		}
 		return nil
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // not "stat": a file not there
-	}
-	if err := regular(fi); err != nil { // before opening it: opening a FIFO blocks
+	if err := check(os.Stat(path)); err != nil { // before opening it: opening a FIFO blocks
 		return nil, err
 	}
 	f, err := os.Open(path) //nolint:gosec // G304: the operator's own files
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+		return nil, check(nil, err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := regular(fi); err != nil { // what was opened, should it have been swapped
+	if err := check(f.Stat()); err != nil { // what was opened, should it have been swapped
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -282,11 +259,10 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	return b, err
 }
 
-// FileKey reads the key from path on every request (surrounding
-// whitespace trimmed), so that a rotated key (a Kubernetes Secret's
-// symlink swap, a rename over it, a rewrite) is used by the next request
-// without a restart. An empty or short key is an error: a request with it
-// would only earn a 401 that hints at the wrong thing.
+// FileKey reads the key from path on every request, surrounding whitespace
+// trimmed, so that a rotated key is used without a restart. An empty or
+// short key is an error: a request with it would only earn a 401 that
+// hints at the wrong thing.
 func FileKey(path string) func() (string, error) {
 	return func() (string, error) {
 		b, err := readFile(path, MaxKeyBytes)
@@ -333,8 +309,7 @@ func Nearest(name string, candidates []string) string {
 	return ""
 }
 
-// editDistance is the Levenshtein distance between a and b: names are
-// short, so the quadratic table is nothing.
+// editDistance is the Levenshtein distance between a and b.
 func editDistance(a, b string) int {
 	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
 	for j := range prev {
