@@ -5,18 +5,20 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// landingConfig describes the landing page. It links only to what is
-// served: no pprof, so none of the toolkit's profiling links. In demo mode
-// it says, in the page's first line, that the data is made up.
+// landingConfig links only to what is served: no pprof, so none of the
+// toolkit's profiling links. In demo mode the page's first line says that
+// the data is made up.
 func landingConfig(metricsPath string, demo bool) web.LandingConfig {
 	c := web.LandingConfig{
 		Name:        "Global Stability Exporter",
@@ -34,13 +36,13 @@ func landingConfig(metricsPath string, demo bool) web.LandingConfig {
 }
 
 // landingPage is the toolkit's landing page with what a user checks
-// first: which API the exporter scrapes, and how its last scrape went;
-// with several targets, each of them, linked to its probe. It is rendered
-// per request (a probe's, a person's: rare and cheap), since the last
-// scrape changes.
+// first: which API each target scrapes, and how its last scrape went,
+// linked to its probe where there are several. It is rendered per request
+// (rare and cheap), since the last scrape changes.
 type landingPage struct {
 	config  web.LandingConfig
 	scraped scraped
+	keys    *redact.Redactor
 }
 
 func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,7 +51,9 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if l.config.HeaderColor != "" { // the demo's
 			api = "the built-in simulator (--demo): made-up data"
 		}
-		return html.EscapeString(api + ". Last scrape: " + lastScrape(t))
+		// Through the door again: a key loaded after the text was made (another
+		// target's, echoed by this one's API) may be in it.
+		return html.EscapeString(api + ". Last scrape: " + l.keys.Upstream(lastScrape(t)))
 	}
 	var b strings.Builder
 	if l.scraped.set == nil {
@@ -62,7 +66,8 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.WriteString("</ul>")
 	}
 	c := l.config
-	c.ExtraHTML = b.String()
+	c.ExtraHTML, c.Links = b.String(), slices.Clone(c.Links) // the toolkit rewrites the links it is given
+
 	page, err := web.NewLandingPage(c)
 	if err != nil {
 		http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
@@ -71,13 +76,8 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	page.ServeHTTP(w, r)
 }
 
-// lastScrape says how a target's last scrape went: through the door
-// again, since a key loaded after the text was made may be in it (another
-// target's, echoed by this one's API).
-func lastScrape(t *targets.Target) string { return t.Redactor().Upstream(scrapeText(t)) }
-
-func scrapeText(t *targets.Target) string {
-	st, ok := t.Collections().LastScrape()
+func lastScrape(t *targets.Target) string {
+	st, ok := t.Collections.LastScrape()
 	if !ok {
 		return "none yet"
 	}

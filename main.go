@@ -142,11 +142,7 @@ func run(args []string) int {
 	own.MustRegister(versioncollector.NewCollector(exporterName), demoGauge(c.demo),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), env.Scrapes)
 	own.MustRegister(env.API.Collectors()...)
-	mux, err := routes(c, sc, own)
-	if err != nil {
-		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
-		return 1
-	}
+	mux := routes(c, sc, own, keys)
 	if sc.set != nil && c.configFile != "" {
 		own.MustRegister(sc.set.Collectors()...)
 		reloadOnHangUp(ctx, sc.set)
@@ -174,9 +170,6 @@ func run(args []string) int {
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		level.Error(logger).Log("msg", "shutdown did not finish cleanly", "err", err)
 		return 1
-	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		level.Error(logger).Log("msg", "server stopped", "err", err)
 	}
 	level.Info(logger).Log("msg", "shut down cleanly")
 	return 0

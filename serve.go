@@ -10,29 +10,25 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/handler"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// scraped is what the exporter scrapes, by how it was started:
-//   - with --config.file, the file's targets, each served by
-//     /probe?target=NAME, while /metrics holds the exporter's own series;
-//   - with --demo, two simulated accounts, demo-a and demo-b, served by
-//     /probe, and /metrics serving demo-a's series as well, as a run from
-//     flags does, so that either way can be tried;
-//   - otherwise the one account of the flags, served by /metrics.
+// scraped is what the exporter scrapes: a targets' file's targets on
+// /probe, /metrics holding the exporter's own series; the demo's two
+// accounts on /probe, /metrics serving the first, as a run from flags
+// does, so that either way can be tried; or the flags' one account on
+// /metrics.
 type scraped struct {
 	set     *targets.Set    // the targets of /probe; nil from flags
 	metrics *targets.Target // the target /metrics serves; nil with --config.file
@@ -55,7 +51,8 @@ func newEnv(c *config, base targets.Env) targets.Env {
 // demoTargets are the names of the demo's simulated accounts.
 var demoTargets = []string{"demo-a", "demo-b"}
 
-// build builds the targets. demoCtx bounds the demo's simulator.
+// build builds the targets of a validated configuration. demoCtx bounds
+// the demo's simulator.
 func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error) {
 	switch {
 	case c.configFile != "":
@@ -69,7 +66,7 @@ func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error)
 		if err != nil {
 			return scraped{}, fmt.Errorf("--demo: %w", err)
 		}
-		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets), "collectors", enabled(c.defaults))
+		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
 		var named []targets.Named
 		for i, name := range demoTargets {
 			s := c.defaults.Clone()
@@ -83,37 +80,11 @@ func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error)
 		first, _ := set.Get(demoTargets[0])
 		return scraped{set: set, metrics: first}, nil
 	}
-	s := c.defaults
-	key, from, err := keySource(s.KeyFile)
-	if err != nil {
-		return scraped{}, err
+	t, err := targets.New("", c.defaults, env) // validate set its key
+	if err != nil {                            // validate checked all but the TLS files
+		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", errors.Unwrap(err))
 	}
-	s.Key, s.KeyFrom = key, from
-	t, err := targets.New("", s, env)
-	var fe *targets.FieldError
-	switch {
-	case errors.As(err, &fe) && fe.Field == "tls_config":
-		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", fe.Err)
-	case errors.As(err, &fe):
-		return scraped{}, fmt.Errorf("%s: %w", flagSource("api.url", ""), fe.Err)
-	case err != nil:
-		return scraped{}, err
-	}
-	level.Info(env.Logger).Log(append([]any{"msg", "scraping the Global Stability API"}, append(t.Describe(), "collectors", enabled(s))...)...)
 	return scraped{metrics: t}, nil
-}
-
-// enabled lists the enabled collectors, for the start-up log.
-func enabled(s targets.Settings) string {
-	var on []string
-	for _, e := range s.Endpoints() {
-		if e.Group == "" {
-			on = append(on, e.Label)
-		} else if !slices.Contains(on, e.Group) {
-			on = append(on, e.Group)
-		}
-	}
-	return strings.Join(on, ",")
 }
 
 func staticKey(key string) func() (string, error) {
@@ -148,7 +119,7 @@ func startDemo(ctx context.Context, accounts int) (url string, keys []string, er
 // series with the exporter's own, or, with a targets' file, only the
 // exporter's own), /probe and /-/reload where there are targets, and the
 // landing page.
-func routes(c *config, sc scraped, own *prometheus.Registry) (*http.ServeMux, error) {
+func routes(c *config, sc scraped, own *prometheus.Registry, keys *redact.Redactor) *http.ServeMux {
 	mux := http.NewServeMux()
 	if sc.metrics != nil {
 		mux.Handle(c.metricsPath, sc.metrics.Handler(own))
@@ -165,15 +136,10 @@ func routes(c *config, sc scraped, own *prometheus.Registry) (*http.ServeMux, er
 		mux.HandleFunc("/probe", noTargets)
 		mux.HandleFunc("/-/reload", noTargets)
 	}
-	if c.metricsPath == "/" {
-		return mux, nil
+	if c.metricsPath != "/" {
+		mux.Handle("/", &landingPage{config: landingConfig(c.metricsPath, c.demo), scraped: sc, keys: keys})
 	}
-	landing := &landingPage{config: landingConfig(c.metricsPath, c.demo), scraped: sc}
-	if _, err := web.NewLandingPage(landing.config); err != nil {
-		return nil, err
-	}
-	mux.Handle("/", landing)
-	return mux, nil
+	return mux
 }
 
 // reloadOnHangUp reloads the targets' file on every SIGHUP until ctx ends,

@@ -12,16 +12,16 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/global-stability/global_stability_exporter/targets"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // namedValue wraps a kingpin flag value so that a value that does not parse
-// names its flag, its environment variable and what would parse: kingpin's
-// own errors say only `time: missing unit in duration "10"`, which leaves a
-// user with twenty flags and an environment to search. The error is kept
-// in problems rather than returned, so that parsing goes on and every bad
-// value is reported at once, with the other start-up problems.
+// names its flag, its environment variable and what would parse, where
+// kingpin says only `time: missing unit in duration "10"`. The error goes
+// to problems rather than back to kingpin, so that parsing goes on and
+// every problem of the run is reported at once.
 type namedValue struct {
 	kingpin.Value
 	name     string
@@ -32,25 +32,14 @@ type namedValue struct {
 func (v *namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
 		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), valueHint(v.Value, err)))
-		// Some of kingpin's values are changed by a failed Set (a duration
-		// becomes 0): put the default in, so that the checks of valid
-		// values do not report the same flag again as out of range.
+		// A value kingpin took as given keeps what the failed Set left: put
+		// the default in, so that the checks of valid values do not report
+		// the same flag again as out of range.
 		for _, d := range v.defaults {
 			_ = v.Value.Set(d)
 		}
 	}
 	return nil
-}
-
-// flagSource names a flag with its value as a user reads it in a message:
-// --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES), so that the value is
-// found whether it was given as a flag or in the environment.
-func flagSource(name, value string) string {
-	s := "--" + name
-	if value != "" {
-		s += "=" + value
-	}
-	return s + " (" + envar(name) + ")"
 }
 
 // IsBoolFlag and IsCumulative pass on what kingpin asks of the value it
@@ -66,11 +55,20 @@ func (v *namedValue) IsCumulative() bool {
 	return ok && c.IsCumulative()
 }
 
+// flagSource names a flag with its value as a user reads it in a message,
+// --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES), so that the value is
+// found whether it was given as a flag or in the environment.
+func flagSource(name, value string) string {
+	if value != "" {
+		value = "=" + value
+	}
+	return "--" + name + value + " (" + envar(name) + ")"
+}
+
 // valueHint says what a valid value of v's kind looks like. A target's
 // settings say it in their own errors; kingpin's value types, for the
-// other flags, are unexported, so they are told apart by name (a kingpin
-// upgrade that renames one loses its hint but keeps the error, and
-// TestConfigurationErrorsStopStartUp notices).
+// other flags, are unexported, so they are told apart by name
+// (TestConfigurationErrorsStopStartUp notices a kingpin that renames one).
 func valueHint(v kingpin.Value, err error) string {
 	switch fmt.Sprintf("%T", v) {
 	case "*kingpin.durationValue":
@@ -87,20 +85,18 @@ func valueHint(v kingpin.Value, err error) string {
 // adds the values that do not parse to problems.
 func nameFlagErrors(app *kingpin.Application, problems *[]error) {
 	for _, m := range app.Model().Flags {
-		if m.Name == "help" || m.Name == "version" {
-			continue
+		if m.Name != "help" && m.Name != "version" {
+			app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: problems})
 		}
-		app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: problems})
 	}
 }
 
 // validate checks every flag whose value parsed but makes no sense, and
-// the combinations that cannot work. Each problem names its flag and what
-// to do; all are reported at once, so a user fixes them in one go.
+// the combinations that cannot work, each problem naming its flag and what
+// to do. From the flags alone, it also reads the key.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	keyFile := c.defaults.KeyFile
 	// Where the targets come from: the demo's simulator, the targets'
 	// file, or the flags. Each excludes what belongs to another.
 	type setting struct {
@@ -109,13 +105,13 @@ func validate(c *config) []error {
 	}
 	realAPI := []setting{
 		{c.defaults.APIURL != "", flagSource("api.url", "")},
-		{keyFile != "", flagSource("api.key-file", "")},
+		{c.defaults.KeyFile != "", flagSource("api.key-file", "")},
 		{os.Getenv(targets.KeyEnv) != "", targets.KeyEnv},
 	}
 	switch {
 	case c.demo:
-		// Demo mode ignores the real API: a stray GLOBAL_STABILITY_DEMO=true
-		// in production would feed made-up data into real alerts.
+		// A stray GLOBAL_STABILITY_DEMO=true in production would feed
+		// made-up data into real alerts.
 		for _, real := range append(realAPI, setting{c.configFile != "", flagSource("config.file", "")}) {
 			if real.set {
 				bad("%s and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", flagSource("demo", ""), real.name)
@@ -128,7 +124,11 @@ func validate(c *config) []error {
 			}
 		}
 		if _, err := targets.Load(c.configFile, c.defaults); err != nil {
-			for _, e := range unjoin(err) {
+			errs := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = j.Unwrap()
+			}
+			for _, e := range errs {
 				bad("%s: %v", flagSource("config.file", c.configFile), e)
 			}
 		}
@@ -136,8 +136,8 @@ func validate(c *config) []error {
 		if c.defaults.APIURL == "" {
 			bad("%s is required: set it to the API's base address, pass --config.file for several targets, or pass --demo to try the exporter on simulated data", flagSource("api.url", ""))
 		}
-		// The key is checked with everything else, not on a second run.
-		if _, _, err := keySource(keyFile); err != nil {
+		var err error
+		if c.defaults.Key, c.defaults.KeyFrom, err = keySource(c.defaults.KeyFile); err != nil {
 			problems = append(problems, err)
 		}
 	}
@@ -179,8 +179,7 @@ func nameFlag(st targets.Setting) string {
 
 // keySource picks the key from --api.key-file or the environment and
 // checks that it can be read now, so a bad key file stops start-up. It
-// also says, for the start-up log, where the key comes from (never the
-// key).
+// also says, for the log, where the key comes from (never the key).
 func keySource(keyFile string) (key func() (string, error), from string, err error) {
 	raw, envSet := os.LookupEnv(targets.KeyEnv)
 	flag := flagSource("api.key-file", "")
@@ -198,10 +197,7 @@ func keySource(keyFile string) (key func() (string, error), from string, err err
 		if envKey == "" {
 			return nil, "", fmt.Errorf("%s is set but empty: put the key in it, or unset it and set %s to a file holding the key", targets.KeyEnv, flag)
 		}
-		if err := targets.CheckKey(envKey, targets.KeyEnv); err != nil {
-			return nil, "", err
-		}
-		return func() (string, error) { return envKey, nil }, "environment variable " + targets.KeyEnv, nil
+		return staticKey(envKey), "environment variable " + targets.KeyEnv, targets.CheckKey(envKey, targets.KeyEnv)
 	}
 	return nil, "", fmt.Errorf("no API key: set %s to a file holding it, or the %s environment variable", flag, targets.KeyEnv)
 }
@@ -218,14 +214,6 @@ func whoAmI(err error) string {
 		who = u.Username + ", " + who
 	}
 	return " (this process runs as " + who + ")"
-}
-
-// unjoin is the errors an errors.Join holds, or err alone.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // checkTelemetryPath accepts what http.ServeMux can serve as one exact
