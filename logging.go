@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/promslog"
 	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
@@ -20,24 +21,15 @@ import (
 // looks alike; the toolkit gets the undecorated logger through the bridge,
 // which adds them itself. Every line, whatever its source and level, is
 // redacted of every key keys holds on its way out (see redactingLogger).
-func newLogger(lvl, format string, keys *redact.Redactor) (log.Logger, *slog.Logger, error) {
-	var base log.Logger
-	switch format {
-	case "logfmt":
-		base = log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
-	case "json":
+func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.Logger) {
+	base := log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
+	if cfg.Format.String() == "json" {
 		base = log.NewJSONLogger(log.NewSyncWriter(os.Stderr))
-	default:
-		return nil, nil, fmt.Errorf("--log.format=%q (GLOBAL_STABILITY_LOG_FORMAT): want logfmt or json", format)
 	}
 	base = redactingLogger{next: base, keys: keys}
-	allow, err := level.Parse(lvl)
-	var slogLevel slog.Level
-	if err != nil || slogLevel.UnmarshalText([]byte(lvl)) != nil {
-		return nil, nil, fmt.Errorf("--log.level=%q (GLOBAL_STABILITY_LOG_LEVEL): want debug, info, warn or error", lvl)
-	}
-	logger := log.With(level.NewFilter(base, level.Allow(allow)), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
-	return logger, slog.New(sloggokit.NewGoKitHandler(base, slogLevel)), nil
+	allow := level.Allow(level.ParseDefault(cfg.Level.String(), level.InfoValue()))
+	logger := log.With(level.NewFilter(base, allow), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
+	return logger, slog.New(sloggokit.NewGoKitHandler(base, cfg.Level.Level()))
 }
 
 // redactingLogger is the last step of every log line: each value but a

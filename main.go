@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
@@ -35,8 +37,7 @@ type config struct {
 	metricsPath   string
 	maxRequests   int
 	timeoutOffset time.Duration
-	logLevel      string
-	logFormat     string
+	log           promslog.Config
 	demo          bool
 	configFile    string
 	web           *web.FlagConfig
@@ -64,14 +65,13 @@ func registerFlags(app *kingpin.Application) *config {
 	flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.metricsPath)
 	flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").IntVar(&c.maxRequests)
 	flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").DurationVar(&c.timeoutOffset)
-	flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").StringVar(&c.logLevel)
-	flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").StringVar(&c.logFormat)
 	flag("demo", "Scrape a built-in simulator of the API instead of the real one, as two made-up accounts (/probe?target=demo-a, demo-b; /metrics serves demo-a). The data is made up.").BoolVar(&c.demo)
 	flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").StringVar(&c.configFile)
+	promslogflag.AddFlags(app, &c.log)
 	c.web = kingpinflag.AddFlags(app, ":10110")
 	// The toolkit's help gives node_exporter's port as its example.
 	app.GetFlag("web.listen-address").Help("Addresses on which to expose metrics and the landing page. Repeatable for multiple addresses. Examples: `:10110` or `[::1]:10110` for http, `vsock://:10110` for vsock.")
-	for _, name := range []string{"web.listen-address", "web.config.file", "web.systemd-socket"} {
+	for _, name := range []string{"log.level", "log.format", "web.listen-address", "web.config.file", "web.systemd-socket"} {
 		app.GetFlag(name).Envar(envar(name))
 	}
 	return c
@@ -102,11 +102,7 @@ func run(args []string) int {
 	// Every target's keys, from its build to its last probe: every log
 	// line, page and text from the API is redacted of each of them.
 	keys := redact.New()
-	logger, slogger, err := newLogger(c.logLevel, c.logFormat, keys)
-	if err != nil {
-		problems = append(problems, err)
-		logger, slogger, _ = newLogger("info", "logfmt", keys) // to say so
-	}
+	logger, slogger := newLogger(&c.log, keys)
 	if parseErr != nil {
 		// What kingpin still refuses after screenArgs (a flag missing its
 		// value at the end): what follows it was not read.

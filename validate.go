@@ -77,6 +77,10 @@ func valueHint(v kingpin.Value, err error) string {
 		return "want true or false"
 	case "*kingpin.intValue":
 		return "want a whole number"
+	case "*promslog.Level":
+		return "want debug, info, warn or error"
+	case "*promslog.Format":
+		return "want logfmt or json"
 	}
 	return err.Error()
 }
