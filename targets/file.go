@@ -18,8 +18,7 @@ import (
 )
 
 // Limits of what the exporter reads from files, each refused whole past it
-// rather than read: a targets' file of maxTargets targets is a few hundred
-// KiB, a key a line.
+// rather than read.
 const (
 	maxTargets      = 1000    // each costs a client, a store and its series
 	MaxFileBytes    = 4 << 20 // the targets' file
@@ -28,9 +27,8 @@ const (
 	fileReadTimeout = 10 * time.Second
 )
 
-// KeyEnv is where the API key may come from instead of --api.key-file.
-// There is deliberately no flag that takes the key itself: flag values
-// show up in ps, /proc and shell history.
+// KeyEnv is where the API key may come from instead of --api.key-file,
+// never a flag: flag values show up in ps, /proc and shell history.
 const KeyEnv = "GLOBAL_STABILITY_API_KEY"
 
 // namePattern is what a target's name may be: it is a query parameter's
@@ -43,12 +41,11 @@ type Named struct {
 	Settings Settings
 }
 
-// Load reads and checks the targets' file at path (--config.file): the
-// settings of every target, decoded into a copy of defaults (the flags'),
-// by name in the file's order. Every problem is returned at once, each
-// naming its target and field. Relative paths in the file (key files, TLS
-// files) are relative to its directory, as in Prometheus' own
-// configuration; the flags' stay relative to the working directory.
+// Load reads and checks the targets' file at path: every target's
+// settings, decoded into a copy of defaults (the flags'), in the file's
+// order. Every problem is returned at once, each naming its target and
+// field. Paths in the file are relative to its directory, as in
+// Prometheus' own configuration.
 func Load(path string, defaults Settings) ([]Named, error) {
 	b, err := readFile(path, MaxFileBytes)
 	if err != nil {
@@ -157,8 +154,8 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	return out, nil
 }
 
-// decode sets v from a value of the file: a map through the value's own
-// YAML decoding, a scalar through the text a flag would give.
+// decode sets v from a value of the file: a map through v's own YAML
+// decoding, a scalar through the text a flag would give.
 func decode(v Value, raw any) error {
 	if u, ok := v.(yaml.Unmarshaler); ok {
 		b, _ := yaml.Marshal(raw) // what yaml decoded, it encodes
@@ -186,7 +183,7 @@ func shownValue(raw any) string {
 }
 
 // withoutGoTypes keeps the YAML decoder's line numbers but not the Go
-// types it names, which say nothing to whoever writes the file.
+// types it names.
 func withoutGoTypes(err error) error {
 	if err == nil {
 		return nil
@@ -209,8 +206,8 @@ func yamlNames(v any) []string {
 }
 
 // readFile reads a regular file of at most limit bytes, within a deadline.
-// Anything else is refused without being read: a FIFO or a device would
-// block start-up or a reload for ever, a huge file cost its size in memory.
+// Anything else is refused unread: a FIFO or a device would block start-up
+// or a reload for ever, a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
 	type result struct {
 		b   []byte
@@ -275,7 +272,7 @@ func FileKey(path string) func() (string, error) {
 }
 
 // CheckKey refuses a key too short to be redacted from the log without
-// garbling it: every ordinary word holding a one-letter key would go.
+// garbling it.
 func CheckKey(key, from string) error {
 	switch {
 	case key == "":
@@ -295,7 +292,7 @@ func nearest(name string, candidates []string) string {
 }
 
 // Nearest is the candidate nearest to name by edit distance, or "" when
-// none is close enough to be what was meant.
+// none is close.
 func Nearest(name string, candidates []string) string {
 	best, bestDistance := "", 0
 	for _, c := range candidates {

@@ -111,31 +111,24 @@ func (s *Set) replace(named []Named) error {
 	old := s.current.Load()
 	next := &live{byName: map[string]*Target{}}
 	var built []*Target
-	var kept, added, changed int
 	for _, n := range named {
-		if t, ok := old.byName[n.Name]; ok && Same(t.Settings, n.Settings) {
-			next.byName[n.Name], next.order = t, append(next.order, t)
-			kept++
-			continue
-		}
-		t, err := New(n.Name, n.Settings, s.env)
-		if err != nil {
-			for _, b := range built { // never served: no probe holds them
-				_, running := old.byName[b.Name]
-				b.close(func() bool { return !running }) // a running target's series are its own
+		t, ok := old.byName[n.Name]
+		if !ok || !Same(t.Settings, n.Settings) {
+			var err error
+			if t, err = New(n.Name, n.Settings, s.env); err != nil {
+				for _, b := range built { // never served: no probe holds them
+					_, running := old.byName[b.Name]
+					b.close(func() bool { return !running }) // a running target's series are its own
+				}
+				return fmt.Errorf("target %q: %w", n.Name, err)
 			}
-			return fmt.Errorf("target %q: %w", n.Name, err)
+			built = append(built, t)
 		}
-		built = append(built, t)
 		next.byName[n.Name], next.order = t, append(next.order, t)
-		if _, ok := old.byName[n.Name]; ok {
-			changed++
-		} else {
-			added++
-		}
 	}
 	s.current.Store(next)
 	var removed []string
+	changed := 0
 	for name, t := range old.byName {
 		switch n, ok := next.byName[name]; {
 		case !ok: // its series go, unless a later reload serves its name again first
@@ -143,13 +136,15 @@ func (s *Set) replace(named []Named) error {
 			removed = append(removed, name)
 		case n != t:
 			go t.close(func() bool { return false })
+			changed++
 		}
 	}
 	slices.Sort(removed)
 	s.reloadOK.Set(1)
 	s.reloadTime.Set(float64(time.Now().UnixNano()) / 1e9)
 	if s.path != "" {
-		level.Info(s.env.Logger).Log("msg", "targets loaded", "file", s.path, "targets", len(next.order), "kept", kept, "added", added, "changed", changed, "removed", strings.Join(removed, ","))
+		level.Info(s.env.Logger).Log("msg", "targets loaded", "file", s.path, "targets", len(next.order), "kept", len(next.order)-len(built),
+			"added", len(built)-changed, "changed", changed, "removed", strings.Join(removed, ","))
 	}
 	return nil
 }

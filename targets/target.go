@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -23,22 +24,17 @@ import (
 )
 
 // Env is what the targets of one process share: the process itself.
+// MaxRequests applies to each target on its own, so that a slow target's
+// scrapes never take another's places; with Named, each target's series
+// and log lines carry its name.
 type Env struct {
-	Logger log.Logger
-	// Keys holds every target's keys, from its build to its last probe: the
-	// one Redactor of the log, the pages and every text from the API.
-	Keys *redact.Redactor
-	// API and Scrapes hold every target's request counters, quota gauges
-	// and scrapes; with Named, each target's series carry a target label.
-	API     *collector.APIMetrics
-	Scrapes *prometheus.CounterVec
-	// TimeoutOffset and MaxRequests apply to each target on its own: a slow
-	// target's scrapes never take another's places.
+	Logger        log.Logger
+	Keys          *redact.Redactor // every target's keys, from its build to its last probe
+	API           *collector.APIMetrics
+	Scrapes       *prometheus.CounterVec
 	TimeoutOffset time.Duration
 	MaxRequests   int
-	// Named is set for several targets: their series and log lines carry
-	// their names.
-	Named bool
+	Named         bool
 }
 
 // Target is one API account being scraped: its own client, key ring,
@@ -59,9 +55,8 @@ type Target struct {
 	inFlight chan struct{} // --web.max-requests, this target's own
 	probe    http.Handler  // its series only, for /probe
 
-	// use is held for reading by each probe of the target, and for
-	// writing by close, which so waits for the probes in flight; closed
-	// then turns later ones to the set's next generation.
+	// use is held by each probe, and by close to wait for them; closed
+	// then turns later probes to the set's next generation.
 	use    sync.RWMutex
 	closed bool
 }
@@ -163,8 +158,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	return t, nil
 }
 
-// Handler serves the target's scrape: its series, with gatherer's (the
-// process's own, for /metrics; nil for a probe).
+// Handler serves the target's series, with gatherer's (nil for a probe).
 func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
 	return handler.New(handler.Options{
 		Collections:    t.Collections,
@@ -178,8 +172,7 @@ func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
 }
 
 // acquire reserves the target for a probe, unless a reload closed it after
-// the probe found it: the probe then looks again. Every acquire that
-// succeeds is followed by a release.
+// the probe found it: the probe then looks again.
 func (t *Target) acquire() bool {
 	t.use.RLock()
 	if t.closed {
@@ -192,9 +185,8 @@ func (t *Target) acquire() bool {
 func (t *Target) release() { t.use.RUnlock() }
 
 // close waits for the target's probes in flight, then gives up its
-// connections and its key ring; when forget says so then (a target no
-// longer in the file), its series go too (a target replaced by one of the
-// same name keeps them: its counters go on).
+// connections and key ring, and its series when forget says so (a target
+// replaced by one of the same name keeps them: its counters go on).
 func (t *Target) close(forget func() bool) {
 	t.use.Lock()
 	t.closed = true
@@ -208,26 +200,18 @@ func (t *Target) close(forget func() bool) {
 }
 
 // announceRotation logs, once per change, that the key the requests carry
-// has changed (never the key): a rotation that went wrong, an old key put
-// back or a file caught half-written, then shows in the log beside the 401s
-// it causes. It remembers a fingerprint of the last key, not the key.
+// has changed, so that a rotation gone wrong shows beside the 401s it
+// causes. It remembers a fingerprint of the last key, not the key.
 func announceRotation(key func() (string, error), from string, logger log.Logger) func() (string, error) {
-	var (
-		mu   sync.Mutex
-		last uint64
-		seed = maphash.MakeSeed()
-	)
+	var last atomic.Uint64
+	seed := maphash.MakeSeed()
 	return func() (string, error) {
 		k, err := key()
 		if err != nil {
 			return k, err
 		}
 		h := maphash.String(seed, k)
-		mu.Lock()
-		changed := last != 0 && h != last
-		last = h
-		mu.Unlock()
-		if changed {
+		if prev := last.Swap(h); prev != 0 && prev != h {
 			level.Info(logger).Log("msg", "the API key changed; the requests from now on carry the new one", "key_from", from)
 		}
 		return k, nil

@@ -16,11 +16,9 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// The kinds of value a setting takes. Each parses the same text from a flag
-// and from the targets' file, so both say the same of a bad one.
-
-// scalar is a setting of one value of type T at p: parse reads its text
-// (its error says what would parse), check says whether it can work.
+// scalar is a setting of one value of type T at p: parse reads its text,
+// from a flag or the targets' file alike, so that both say the same of a
+// bad one (its error says what would parse); check says whether it can work.
 type scalar[T any] struct {
 	p     *T
 	parse func(string) (T, error)
@@ -44,8 +42,7 @@ func (v scalar[T]) Check() error {
 	return v.check(*v.p)
 }
 
-// IsBoolFlag tells kingpin that a boolean flag needs no value (and has a
-// --no- form).
+// IsBoolFlag tells kingpin that a boolean flag needs no value.
 func (v scalar[T]) IsBoolFlag() bool { _, ok := any(v.p).(*bool); return ok }
 
 // parser is parse with its error replaced by what would parse.
@@ -156,8 +153,8 @@ func (v collectorFlag) Check() error     { return nil }
 func (v collectorFlag) IsBoolFlag() bool { return true }
 
 // collectors is the file's map of groups: it overrides the groups it
-// names and leaves the others as the flags set them. Like tlsValue, it
-// has no flag, and decode gives it the file's map, never a text.
+// names and leaves the others as the flags set them. Like tlsValue, it has
+// no flag, and decode gives it the file's map, never a text.
 type collectors struct{ s *Settings }
 
 func (*collectors) Set(string) error { return errors.New("want a map") }
@@ -209,12 +206,8 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 			return fmt.Errorf("unknown field %q%s", f, nearest(f, known))
 		}
 	}
-	var c commonconfig.TLSConfig
-	if err := unmarshal(&c); err != nil {
-		return err
-	}
-	*v.p = c
-	return nil
+	*v.p = commonconfig.TLSConfig{}
+	return unmarshal(v.p)
 }
 
 // parseAPIURL checks a base address as the flags and the file take it. A
@@ -263,8 +256,7 @@ func schemeHint(raw string) string {
 }
 
 // trimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
-// reports whether it did: http://host/v1 would ask for /v1/v1/... and get
-// 404s that hint at nothing.
+// reports whether it did: the exporter adds /v1/... itself.
 func trimVersion(u *url.URL) bool {
 	p := strings.TrimSuffix(u.Path, "/")
 	if !strings.HasSuffix(p, "/v1") {
@@ -274,10 +266,9 @@ func trimVersion(u *url.URL) bool {
 	return true
 }
 
-// displayURL shows a URL as the user wrote it, but without a password:
-// url.URL.Redacted's form when it parses with a user, else everything up
-// to the last @ replaced (user:password@host, without a scheme, parses
-// with the user as its scheme).
+// displayURL shows a URL as written but without a password: Redacted's
+// form, or, when it does not parse with a user, nothing up to the last @
+// (user:password@host without a scheme parses the user as its scheme).
 func displayURL(raw string) string {
 	if !strings.Contains(raw, "@") {
 		return raw
@@ -295,8 +286,7 @@ func withoutCredentials(u *url.URL) string {
 	return c.String()
 }
 
-// isLoopback reports whether host names this machine, where plain HTTP
-// never leaves it.
+// isLoopback reports whether host names this machine.
 func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "localhost" || ip != nil && ip.IsLoopback()
