@@ -76,15 +76,13 @@ func (l redactingLogger) redacted(v any) any {
 }
 
 // routeStdlibLog sends what the standard library logs on its own (an
-// http.Server's errors; net/http's "Unsolicited response received on idle
-// HTTP channel") into our logger at warn, one line a message, and returns a
-// *log.Logger that does the same, for http.Server.ErrorLog.
-func routeStdlibLog(logger log.Logger) *stdlog.Logger {
-	w := stdlibLog{level.Warn(logger)}
+// http.Server's errors, which go to the standard logger when its ErrorLog
+// is nil; net/http's "Unsolicited response received on idle HTTP channel")
+// into our logger at warn, one line a message.
+func routeStdlibLog(logger log.Logger) {
 	stdlog.SetFlags(0)
 	stdlog.SetPrefix("")
-	stdlog.SetOutput(w)
-	return stdlog.New(w, "", 0)
+	stdlog.SetOutput(stdlibLog{level.Warn(logger)})
 }
 
 type stdlibLog struct{ log.Logger }
