@@ -89,22 +89,21 @@ func main() {
 // listener that cannot start, 0 after a clean shutdown.
 func run(args []string) int {
 	app := kingpin.New(exporterName, "Prometheus exporter for the Global Stability Intelligence Service.")
-	// Asked-for output goes to stdout, as Prometheus' own --help does, so
-	// that --help | less works; errors go to stderr.
-	app.UsageWriter(os.Stdout)
-	app.ErrorWriter(os.Stderr)
+	app.UsageWriter(os.Stdout) // as Prometheus' --help, so that --help | less works
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	c := registerFlags(app)
 	var problems []error
-	nameFlagErrors(app, &problems)
+	for _, m := range app.Model().Flags {
+		if m.Name != "help" && m.Name != "version" {
+			app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: &problems})
+		}
+	}
 	args, argProblems := screenArgs(app, args)
 	problems = append(problems, argProblems...)
 	_, parseErr := app.Parse(args)
 
-	// Every target's keys, from its build to its last probe: every log
-	// line, page and text from the API is redacted of each of them.
-	keys := redact.New()
+	keys := redact.New() // every target's, redacted from every log line, page and text from the API
 	logger, slogger := newLogger(&c.log, keys)
 	if parseErr != nil {
 		// What kingpin still refuses after screenArgs (a flag missing its
@@ -113,8 +112,7 @@ func run(args []string) int {
 	} else {
 		problems = append(problems, validate(c)...)
 	}
-	// Every problem at once, each on a line of its own in the log's format.
-	if len(problems) > 0 {
+	if len(problems) > 0 { // each on a line of its own, in the log's format
 		for _, err := range problems {
 			level.Error(logger).Log("msg", "bad configuration; see --help", "err", err)
 		}
@@ -131,14 +129,21 @@ func run(args []string) int {
 	// Nothing may log around our logger, and so around the key's redaction.
 	routeStdlibLog(logger)
 
-	env := newEnv(c, targets.Env{Logger: logger, Keys: keys})
+	env := newEnv(c, logger, keys)
 	sc, err := build(demoCtx, c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
 	}
+	demo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "global_stability_exporter_demo",
+		Help: "1 when the exporter runs with --demo: every global_stability_* value then comes from a built-in simulator and is made up. 0 against a real API.",
+	})
+	if c.demo {
+		demo.Set(1)
+	}
 	own := prometheus.NewRegistry()
-	own.MustRegister(versioncollector.NewCollector(exporterName), demoGauge(c.demo),
+	own.MustRegister(versioncollector.NewCollector(exporterName), demo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), env.Scrapes)
 	own.MustRegister(env.API.Collectors()...)
 	mux := routes(c, sc, own, keys)
@@ -171,19 +176,6 @@ func run(args []string) int {
 	}
 	level.Info(logger).Log("msg", "shut down cleanly")
 	return 0
-}
-
-// demoGauge exports global_stability_exporter_demo: 1 when --demo feeds
-// made-up data, 0 against a real API, so a query or alert can tell.
-func demoGauge(demo bool) prometheus.Collector {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "global_stability_exporter_demo",
-		Help: "1 when the exporter runs with --demo: every global_stability_* value then comes from a built-in simulator and is made up. 0 against a real API.",
-	})
-	if demo {
-		g.Set(1)
-	}
-	return g
 }
 
 // serveHint names the setting behind a listener that cannot start: an

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -31,21 +32,17 @@ import (
 )
 
 // scraped is what the exporter scrapes: a targets' file's targets on
-// /probe, /metrics holding the exporter's own series; the demo's two
-// accounts on /probe, /metrics serving the first, as a run from flags
-// does, so that either way can be tried; or the flags' one account on
-// /metrics.
+// /probe; the demo's two accounts on /probe, the first on /metrics too, so
+// that either way can be tried; or the flags' one account on /metrics.
 type scraped struct {
 	set     *targets.Set    // the targets of /probe; nil from flags
 	metrics *targets.Target // the target /metrics serves; nil with --config.file
 }
 
-// newEnv is what every target of the process shares. The targets of a
-// file, or the demo's, are several: their series and log lines carry their
-// names.
-func newEnv(c *config, base targets.Env) targets.Env {
-	env := base
-	env.TimeoutOffset, env.MaxRequests, env.Named = c.timeoutOffset, c.maxRequests, c.configFile != "" || c.demo
+// newEnv is what every target of the process shares. Several targets (a
+// file's, the demo's) carry their names in their series and log lines.
+func newEnv(c *config, logger log.Logger, keys *redact.Redactor) targets.Env {
+	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo}
 	if env.Named {
 		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
 	} else {
@@ -106,9 +103,8 @@ func startDemo(ctx context.Context, accounts int) (url string, keys []string, er
 		_, _ = rand.Read(b) // crypto/rand.Read never fails
 		keys = append(keys, hex.EncodeToString(b))
 		sims = append(sims, simulator.New(simulator.Config{Key: keys[i], Seed: uint64(i + 1),
-			// As a well-behaved API would: the landing page and the reuse
-			// counters then show what the exporter saves. A quota far above
-			// what it spends, to show the quota gauges.
+			// As a well-behaved API would, so that the landing page, the
+			// reuse counters and the quota gauges show what they are for.
 			Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
 	}
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
@@ -121,10 +117,9 @@ func startDemo(ctx context.Context, accounts int) (url string, keys []string, er
 	return "http://" + ln.Addr().String(), keys, nil
 }
 
-// routes are the exporter's HTTP paths: the metrics path (a target's
-// series with the exporter's own, or, with a targets' file, only the
-// exporter's own), /probe and /-/reload where there are targets, and the
-// landing page.
+// routes are the exporter's HTTP paths: the metrics path (the exporter's
+// own series, with a target's unless from a targets' file), /probe and
+// /-/reload, and the landing page.
 func routes(c *config, sc scraped, own *prometheus.Registry, keys *redact.Redactor) *http.ServeMux {
 	mux := http.NewServeMux()
 	if sc.metrics != nil {
@@ -149,27 +144,20 @@ func routes(c *config, sc scraped, own *prometheus.Registry, keys *redact.Redact
 }
 
 // reloadOnHangUp reloads the targets' file on every SIGHUP until ctx ends,
-// as Prometheus and blackbox_exporter do. A reload that fails logs why and
-// keeps the running targets (Set.Reload).
+// as Prometheus and blackbox_exporter do.
 func reloadOnHangUp(ctx context.Context, set *targets.Set) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	context.AfterFunc(ctx, func() { signal.Stop(hup); close(hup) }) // Stop: no signal is sent after it
 	go func() {
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-hup:
-				_ = set.Reload()
-			case <-ctx.Done():
-				return
-			}
+		for range hup {
+			_ = set.Reload()
 		}
 	}()
 }
 
-// landingConfig links only to what is served: no pprof, so none of the
-// toolkit's profiling links. In demo mode the page's first line says that
-// the data is made up.
+// landingConfig links only to what is served (no pprof). In demo mode the
+// page's first line says that the data is made up.
 func landingConfig(metricsPath string, demo bool) web.LandingConfig {
 	c := web.LandingConfig{
 		Name:        "Global Stability Exporter",
@@ -187,9 +175,8 @@ func landingConfig(metricsPath string, demo bool) web.LandingConfig {
 }
 
 // landingPage is the toolkit's landing page with what a user checks
-// first: which API each target scrapes, and how its last scrape went,
-// linked to its probe where there are several. It is rendered per request
-// (rare and cheap), since the last scrape changes.
+// first: which API each target scrapes and how its last scrape went. It is
+// rendered per request (rare and cheap), since the last scrape changes.
 type landingPage struct {
 	config  web.LandingConfig
 	scraped scraped

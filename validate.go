@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/user"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -18,12 +20,10 @@ import (
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// screenArgs takes out of args what kingpin would stop at: a flag it does
-// not know, a boolean flag given a value, an argument (the exporter takes
-// none). kingpin reports only the first of these and reads nothing after
-// it, so every other problem of the command line would wait for the next
-// run; screened first, each becomes a problem of its own, and kingpin
-// reads the rest, whose problems are reported in the same run.
+// screenArgs takes out of args what kingpin would stop at (a flag it does
+// not know, a boolean flag given a value, an argument), each a problem of
+// its own: kingpin reports only the first and reads nothing after it, so
+// the other problems of the command line would wait for the next run.
 func screenArgs(app *kingpin.Application, args []string) (kept []string, problems []error) {
 	flags := map[string]*kingpin.FlagModel{}
 	for _, f := range app.Model().Flags {
@@ -48,15 +48,13 @@ func screenArgs(app *kingpin.Application, args []string) (kept []string, problem
 			continue
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
+		base := strings.TrimPrefix(name, "no-")
 		f, known := flags[name]
-		if !known {
-			if b, ok := flags[strings.TrimPrefix(name, "no-")]; ok && strings.HasPrefix(name, "no-") && b.IsBoolFlag() {
-				f, known = b, true
-			}
+		if b, ok := flags[base]; !known && ok && base != name && b.IsBoolFlag() {
+			f, known = b, true
 		}
 		switch {
 		case known && f.IsBoolFlag() && hasValue:
-			base := strings.TrimPrefix(name, "no-")
 			problems = append(problems, fmt.Errorf("--%s=%s: a boolean flag takes no value: write --%s to turn it on or --no-%s to turn it off (in the environment, %s=true or false)",
 				name, shown(value), base, base, f.Envar))
 		case known:
@@ -80,8 +78,7 @@ func screenArgs(app *kingpin.Application, args []string) (kept []string, problem
 var keyFlag = regexp.MustCompile(`^(api[.-]?)?(key|apikey|api-key|token|secret|bearer|password)$`)
 
 // unknownFlag explains a flag the exporter does not have: a key given as a
-// flag is refused with the reason and the two ways that work; anything
-// else gets the nearest flag's name when there is a close one.
+// flag, with the two ways that work; anything else, with the nearest flag.
 func unknownFlag(name string, flags map[string]*kingpin.FlagModel) error {
 	if keyFlag.MatchString(strings.ToLower(name)) {
 		return fmt.Errorf("--%s: there is no flag for the API key, on purpose: a flag's value shows in ps, /proc and shell history. Put the key in a file readable only by the exporter and pass --api.key-file=PATH, or set the environment variable %s", name, targets.KeyEnv)
@@ -103,10 +100,9 @@ func strayArgument(arg string) error {
 	return fmt.Errorf("%s: the exporter takes no arguments, only --flags (a value given after a space belongs to the flag before it; a boolean flag takes none; see --help)", shown(arg))
 }
 
-// shown is a command-line word as a message may quote it. A word the
-// exporter does not understand may be a key typed in the wrong place, so
-// a long one is shown by its start and length only, below the length
-// that counts as a piece of a key (redact.MinPiece).
+// shown is a command-line word as a message may quote it: one the exporter
+// does not understand may be a key typed in the wrong place, so a long one
+// shows its start only, shorter than a piece of a key (redact.MinPiece).
 func shown(word string) string {
 	if len(word) < 8 {
 		return fmt.Sprintf("%q", word)
@@ -115,10 +111,9 @@ func shown(word string) string {
 }
 
 // namedValue wraps a kingpin flag value so that a value that does not parse
-// names its flag, its environment variable and what would parse, where
-// kingpin says only `time: missing unit in duration "10"`. The error goes
-// to problems rather than back to kingpin, so that parsing goes on and
-// every problem of the run is reported at once.
+// names its flag, variable and what would parse (kingpin says only `time:
+// missing unit in duration "10"`), and goes to problems rather than back to
+// kingpin, so that parsing goes on to the other problems.
 type namedValue struct {
 	kingpin.Value
 	name     string
@@ -129,9 +124,8 @@ type namedValue struct {
 func (v *namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
 		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), valueHint(v.Value, err)))
-		// A value kingpin took as given keeps what the failed Set left: put
-		// the default in, so that the checks of valid values do not report
-		// the same flag again as out of range.
+		// kingpin took it as given, so it would keep what the failed Set
+		// left, and be reported again as out of range.
 		for _, d := range v.defaults {
 			_ = v.Value.Set(d)
 		}
@@ -139,9 +133,7 @@ func (v *namedValue) Set(s string) error {
 	return nil
 }
 
-// IsBoolFlag and IsCumulative pass on what kingpin asks of the value it
-// wraps: whether --flag needs no value (and has --no-flag), whether it may
-// repeat.
+// IsBoolFlag and IsCumulative pass on what kingpin asks of the value.
 func (v *namedValue) IsBoolFlag() bool {
 	b, ok := v.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
@@ -162,44 +154,29 @@ func flagSource(name, value string) string {
 	return "--" + name + value + " (" + envar(name) + ")"
 }
 
-// valueHint says what a valid value of v's kind looks like. A target's
-// settings say it in their own errors; kingpin's value types, for the
-// other flags, are unexported, so they are told apart by name
-// (TestConfigurationErrorsStopStartUp notices a kingpin that renames one).
-func valueHint(v kingpin.Value, err error) string {
-	switch fmt.Sprintf("%T", v) {
-	case "*kingpin.durationValue":
-		return "want a duration with a unit, such as 10s or 1m30s"
-	case "*kingpin.boolValue":
-		return "want true or false"
-	case "*kingpin.intValue":
-		return "want a whole number"
-	case "*promslog.Level":
-		return "want debug, info, warn or error"
-	case "*promslog.Format":
-		return "want logfmt or json"
-	}
-	return err.Error()
+// valueHints say what a valid value of the libraries' kinds looks like (a
+// target's settings say it in their own errors), by type name: kingpin's
+// are unexported (TestConfigurationErrorsStopStartUp notices a rename).
+var valueHints = map[string]string{
+	"*kingpin.durationValue": "want a duration with a unit, such as 10s or 1m30s",
+	"*kingpin.boolValue":     "want true or false",
+	"*kingpin.intValue":      "want a whole number",
+	"*promslog.Level":        "want debug, info, warn or error",
+	"*promslog.Format":       "want logfmt or json",
 }
 
-// nameFlagErrors wraps every flag registered on app in a namedValue that
-// adds the values that do not parse to problems.
-func nameFlagErrors(app *kingpin.Application, problems *[]error) {
-	for _, m := range app.Model().Flags {
-		if m.Name != "help" && m.Name != "version" {
-			app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: problems})
-		}
-	}
+func valueHint(v kingpin.Value, err error) string {
+	return cmp.Or(valueHints[fmt.Sprintf("%T", v)], err.Error())
 }
 
 // validate checks every flag whose value parsed but makes no sense, and
 // the combinations that cannot work, each problem naming its flag and what
-// to do. From the flags alone, it also reads the key.
+// to do. With the flags' one account, it also reads the key.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	// Where the targets come from: the demo's simulator, the targets'
-	// file, or the flags. Each excludes what belongs to another.
+	// The targets come from the demo, the targets' file or the flags: each
+	// excludes the others' settings.
 	type setting struct {
 		set  bool
 		name string
@@ -238,9 +215,8 @@ func validate(c *config) []error {
 			bad("%s is required: set it to the API's base address, pass --config.file for several targets, or pass --demo to try the exporter on simulated data", flagSource("api.url", ""))
 		}
 		var err error
-		if c.defaults.Key, c.defaults.KeyFrom, err = keySource(c.defaults.KeyFile); err != nil {
-			problems = append(problems, err)
-		}
+		c.defaults.Key, c.defaults.KeyFrom, err = keySource(c.defaults.KeyFile)
+		problems = append(problems, err)
 	}
 	problems = append(problems, c.defaults.Validate("", nameFlag)...)
 	if c.timeoutOffset < 0 {
@@ -249,20 +225,16 @@ func validate(c *config) []error {
 	if c.maxRequests < 0 {
 		bad("%s: want 0 (no limit) or a positive number", flagSource("web.max-requests", fmt.Sprint(c.maxRequests)))
 	}
-	if err := checkTelemetryPath(c.metricsPath); err != nil {
-		problems = append(problems, err)
-	}
+	problems = append(problems, checkTelemetryPath(c.metricsPath))
 	for _, addr := range *c.web.WebListenAddresses {
-		if err := checkListenAddress(addr); err != nil {
-			problems = append(problems, err)
-		}
+		problems = append(problems, checkListenAddress(addr))
 	}
 	if path := *c.web.WebConfigFile; path != "" {
 		if err := web.Validate(path); err != nil {
 			bad("%s: %v", flagSource("web.config.file", path), err)
 		}
 	}
-	return problems
+	return slices.DeleteFunc(problems, func(err error) bool { return err == nil })
 }
 
 // nameFlag names a target's setting as the flag behind it, with its value
@@ -278,9 +250,8 @@ func nameFlag(st targets.Setting) string {
 	return flagSource(st.Flag, v)
 }
 
-// keySource picks the key from --api.key-file or the environment and
-// checks that it can be read now, so a bad key file stops start-up. It
-// also says, for the log, where the key comes from (never the key).
+// keySource picks the key from --api.key-file or the environment, checks
+// that it can be read now, and says where it comes from (never the key).
 func keySource(keyFile string) (key func() (string, error), from string, err error) {
 	raw, envSet := os.LookupEnv(targets.KeyEnv)
 	flag := flagSource("api.key-file", "")
@@ -318,8 +289,7 @@ func whoAmI(err error) string {
 }
 
 // checkTelemetryPath accepts what http.ServeMux can serve as one exact
-// path: it starts with a slash and holds no pattern syntax, query or
-// fragment.
+// path: no pattern syntax, query or fragment.
 func checkTelemetryPath(p string) error {
 	u, err := url.Parse(p)
 	src := flagSource("web.telemetry-path", fmt.Sprintf("%q", p))
@@ -346,8 +316,7 @@ func checkListenAddress(addr string) error {
 	if err != nil {
 		return fmt.Errorf("%s: want host:port or :port, such as :10110 or 127.0.0.1:10110 (%w)", src, err)
 	}
-	// A service name (":http") is looked up in /etc/services, not the
-	// network: no deadline needed.
+	// A service name (":http") is looked up in /etc/services: no deadline.
 	if _, err := net.DefaultResolver.LookupPort(context.Background(), "tcp", port); err != nil {
 		return fmt.Errorf("%s: %q is not a port: want a number from 0 to 65535, such as :10110", src, port)
 	}
