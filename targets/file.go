@@ -209,18 +209,13 @@ func yamlNames(v any) []string {
 // Anything else is refused unread: a FIFO or a device would block start-up
 // or a reload for ever, a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
-	type result struct {
-		b   []byte
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		b, err := readRegular(path, limit)
-		done <- result{b, err}
-	}()
+	var b []byte
+	var err error
+	done := make(chan struct{})
+	go func() { b, err = readRegular(path, limit); close(done) }()
 	select {
-	case r := <-done:
-		return r.b, r.err
+	case <-done:
+		return b, err
 	case <-time.After(fileReadTimeout):
 		return nil, fmt.Errorf("%s: not read within %v (a file on a network file system that does not answer?)", path, fileReadTimeout)
 	}
@@ -308,20 +303,20 @@ func Nearest(name string, candidates []string) string {
 
 // editDistance is the Levenshtein distance between a and b.
 func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	row := make([]int, len(b)+1) // the distances from a[:i] to each b[:j]
+	for j := range row {
+		row[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+	for i := range len(a) {
+		diagonal := row[0]
+		row[0] = i + 1
+		for j := range len(b) {
 			cost := 1
-			if a[i-1] == b[j-1] {
+			if a[i] == b[j] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			diagonal, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, diagonal+cost)
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return row[len(b)]
 }

@@ -37,8 +37,7 @@ type live struct {
 }
 
 // NewSet loads the targets' file at path with defaults for what a target
-// leaves out, and builds every target. An error means there is nothing to
-// serve: stop, saying why.
+// leaves out, and builds every target.
 func NewSet(path string, defaults Settings, env Env) (*Set, error) {
 	named, err := Load(path, defaults)
 	if err != nil {
@@ -85,8 +84,7 @@ func (s *Set) Get(name string) (*Target, bool) {
 func (s *Set) Targets() []*Target { return slices.Clone(s.current.Load().order) }
 
 // Reload reads the targets' file again. A file that does not load keeps
-// the running targets, and the error says why, naming the target and
-// field; the reload gauges say how it went.
+// the running targets; the error says why, and the reload gauges say so.
 func (s *Set) Reload() error {
 	if s.path == "" {
 		return errors.New("these targets come from --demo, not from a targets' file: there is nothing to reload")
@@ -197,8 +195,7 @@ func (s *Set) names() string {
 }
 
 // ReloadHandler serves POST (or PUT) /-/reload, as Prometheus and
-// blackbox_exporter do: 200 once the file is loaded, 500 with the reason
-// when it is not (the running targets stay).
+// blackbox_exporter do.
 func (s *Set) ReloadHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost && r.Method != http.MethodPut {

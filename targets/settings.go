@@ -1,14 +1,9 @@
-// Package targets is what one exporter process knows of the API accounts
-// it scrapes: each target's settings (from the flags, or from the targets'
-// file with the flags as defaults), the file itself with its validation,
-// the one place where a target's client, store and collections are built,
-// and the live set of targets that a reload replaces.
-//
-// Nothing is shared between targets but the process: each has its own
-// HTTP client and connections, key, store, shared collections, back-off,
-// quota gauges and request counters (series of process-wide metrics, told
-// apart by a target label). A target's URL and key come from its settings
-// only, never from a request.
+// Package targets is the API accounts one exporter process scrapes: their
+// settings (from the flags, or from the targets' file with the flags as
+// defaults), the one place where a target's parts are built, and the live
+// set of targets that a reload replaces. Nothing is shared between targets
+// but the process; a target's URL and key come from its settings only,
+// never from a request.
 package targets
 
 import (
@@ -47,9 +42,8 @@ type Settings struct {
 	MaxLabelValues   int
 	GridDegrees      float64
 
-	// Key, when set, is used instead of KeyFile (a key from the
-	// environment, the demo's); KeyFrom says where the key comes from, for
-	// the log (never the key). Neither is a setting of the file.
+	// Key is the key's source, KeyFrom says where it reads, for the log.
+	// Neither is a setting of the file.
 	Key     func() (string, error)
 	KeyFrom string
 }
@@ -62,8 +56,8 @@ type Setting struct {
 	Value                      Value
 }
 
-// Value is a setting's value inside one Settings: Set parses a flag's text
-// or the file's scalar, Check says what would make the value work.
+// Value is a setting's value inside one Settings: Set parses a flag's or
+// the file's text, Check says what would make the value work.
 type Value interface {
 	Set(text string) error
 	String() string
@@ -75,18 +69,18 @@ type Value interface {
 func (s *Settings) List() []Setting {
 	list := []Setting{
 		{"api_url", "api.url", "", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", apiURL{&s.APIURL}},
-		{"api_key_file", "api.key-file", "", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", text(&s.KeyFile, nil)},
+		{"api_key_file", "api.key-file", "", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", text(&s.KeyFile, always)},
 		{"timeout", "api.timeout", "10s", "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", duration(&s.Timeout, 1, "a positive duration, such as 10s")},
 		{"cursor_param", "api.cursor-param", "cursor", "Query parameter that passes next_cursor back (the spec leaves it open).", text(&s.CursorParam, notEmpty)},
-		{"page_size_param", "api.page-size-param", "", "Query parameter that sets the page size; off when empty.", text(&s.PageSizeParam, nil)},
+		{"page_size_param", "api.page-size-param", "", "Query parameter that sets the page size; off when empty.", text(&s.PageSizeParam, always)},
 		{"page_size", "api.page-size", "0", "Page size to request with --api.page-size-param; 0 is off.", whole(&s.PageSize, 0, "0 (off) or a positive number")},
 		{"max_pages", "api.max-pages", "10", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.", whole(&s.MaxPages, 1, "at least 1")},
 		{"max_response_bytes", "api.max-response-bytes", "16MiB", "Largest body of one page of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.PageLimit }) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
 		{"max_document_bytes", "api.max-document-bytes", "1MiB", "Largest body of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.DocumentLimit }) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
 		{"tls_config", "", "", "TLS to the API, as prometheus/common's tls_config (ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version); replaces the flags' TLS settings whole.", &tlsValue{&s.TLS}},
-		{"", "api.tls.ca-file", "", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", text(&s.TLS.CAFile, nil)},
-		{"", "api.tls.cert-file", "", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", text(&s.TLS.CertFile, nil)},
-		{"", "api.tls.key-file", "", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", text(&s.TLS.KeyFile, nil)},
+		{"", "api.tls.ca-file", "", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", text(&s.TLS.CAFile, always)},
+		{"", "api.tls.cert-file", "", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", text(&s.TLS.CertFile, always)},
+		{"", "api.tls.key-file", "", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", text(&s.TLS.KeyFile, always)},
 		{"", "api.tls.insecure-skip-verify", "false", "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.", flag(&s.TLS.InsecureSkipVerify)},
 		{"collectors", "", "", "Endpoint groups on or off, such as {briefings: false}; the groups it leaves out follow the flags.", &collectors{s}},
 		{"http_cache", "api.http-cache", "true", "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", flag(&s.HTTPCache)},
@@ -101,9 +95,8 @@ func (s *Settings) List() []Setting {
 	return list
 }
 
-// Defaults are the settings every flag left at its default gives. A
-// setting without a default keeps its zero value; a default that does not
-// parse fails TestDefaultsAreTheFlagsDefaults.
+// Defaults are the settings every flag left at its default gives (a
+// default that does not parse fails TestDefaultsAreTheFlagsDefaults).
 func Defaults() Settings {
 	var s Settings
 	for _, st := range s.List() {
@@ -119,9 +112,8 @@ func (s Settings) Clone() Settings {
 }
 
 // Same reports whether a and b build the same target, which a reload then
-// keeps whole, store and connections included, so that it costs the API
-// nothing. Every field counts, so a new setting cannot be forgotten here;
-// Key is a function, and KeyFile or KeyFrom says where it reads.
+// keeps whole. Every field counts, so that no setting can be forgotten
+// here; Key is a function, and KeyFile or KeyFrom says where it reads.
 func Same(a, b Settings) bool {
 	a.Key, b.Key = nil, nil
 	return reflect.DeepEqual(a, b)
@@ -161,8 +153,7 @@ func (s Settings) Endpoints() []*endpoint.Endpoint {
 	return out
 }
 
-// groups are the endpoint groups that collectors turn on and off, in the
-// descriptions' order.
+// groups are the endpoint groups that collectors turn on and off.
 func groups() []string {
 	var groups []string
 	for _, e := range endpoint.All() {

@@ -35,12 +35,9 @@ func (v scalar[T]) Set(s string) error {
 
 func (v scalar[T]) String() string { return fmt.Sprint(*v.p) }
 
-func (v scalar[T]) Check() error {
-	if v.check == nil {
-		return nil
-	}
-	return v.check(*v.p)
-}
+func (v scalar[T]) Check() error { return v.check(*v.p) }
+
+func always[T any](T) error { return nil }
 
 // IsBoolFlag tells kingpin that a boolean flag needs no value.
 func (v scalar[T]) IsBoolFlag() bool { _, ok := any(v.p).(*bool); return ok }
@@ -96,7 +93,7 @@ func degrees(p *float64) Value {
 	}}
 }
 
-func flag(p *bool) Value { return scalar[bool]{p, parseBool, nil} }
+func flag(p *bool) Value { return scalar[bool]{p, parseBool, always[bool]} }
 
 // parseBool reads what a flag and YAML 1.1 call true and false.
 func parseBool(s string) (bool, error) {
