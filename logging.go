@@ -19,8 +19,7 @@ import (
 // newLogger gives our lines the keys, in the order, that the slog bridge
 // writes (level, caller, time, msg), so every line, the toolkit's included,
 // looks alike; the toolkit gets the undecorated logger through the bridge,
-// which adds them itself. Every line, whatever its source and level, is
-// redacted of every key keys holds on its way out (see redactingLogger).
+// which adds them itself.
 func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.Logger) {
 	base := log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
 	if cfg.Format.String() == "json" {
@@ -32,13 +31,11 @@ func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.L
 	return logger, slog.New(sloggokit.NewGoKitHandler(base, cfg.Level.Level()))
 }
 
-// redactingLogger is the last step of every log line: each value but a
-// number is printed as text (bytes as text, anything else as fmt's %s
-// prints it, bytes inside a value as text too) and loses every piece of a
-// key the process holds, as our own code writes it (Redactor.Plain; text
-// from the API went through the door where it entered). Redacting here
-// makes the guarantee hold for lines nobody thought of: a new debug line, a
-// library's message.
+// redactingLogger is the last step of every log line, whatever its source:
+// each value but a number is printed as text (bytes too, inside a value as
+// well) and loses every piece of a key the process holds, as our own code
+// writes it (Redactor.Plain), so that the guarantee holds for lines nobody
+// thought of.
 type redactingLogger struct {
 	next log.Logger
 	keys *redact.Redactor
@@ -58,12 +55,10 @@ func (l redactingLogger) redacted(v any) any {
 		return v
 	case time.Time:
 		// The slog bridge hands the toolkit's time over as a time.Time,
-		// whose String form ("2026-11-25 03:05:02.98 +0000 UTC m=+0.004")
-		// differs from ours: every line's time reads alike, RFC 3339.
+		// whose String form is not ours.
 		return v.UTC().Format(time.RFC3339Nano)
 	case slog.Value:
-		// The slog bridge hands over what is not a string as it is: what
-		// it holds is redacted as if it had been logged itself.
+		// What the slog bridge hands over is redacted as if logged itself.
 		return l.redacted(v.Resolve().Any())
 	case string:
 		return l.keys.Plain(v)
@@ -76,9 +71,8 @@ func (l redactingLogger) redacted(v any) any {
 }
 
 // routeStdlibLog sends what the standard library logs on its own (an
-// http.Server's errors, which go to the standard logger when its ErrorLog
-// is nil; net/http's "Unsolicited response received on idle HTTP channel")
-// into our logger at warn, one line a message.
+// http.Server's errors, as its ErrorLog is nil; net/http's "Unsolicited
+// response") into our logger at warn, one line a message.
 func routeStdlibLog(logger log.Logger) {
 	stdlog.SetFlags(0)
 	stdlog.SetPrefix("")
@@ -93,8 +87,7 @@ func (w stdlibLog) Write(p []byte) (int, error) {
 }
 
 // withoutEchoedBytes drops the bytes net/http quotes from an upstream that
-// wrote on an idle connection ("… starting with %q; err=%v"): whatever it
-// sent, so the line says that it happened and why, not what was sent.
+// wrote on an idle connection ("… starting with %q; err=%v").
 func withoutEchoedBytes(msg string) string {
 	head, rest, found := strings.Cut(msg, " starting with ")
 	if !found {

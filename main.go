@@ -51,8 +51,7 @@ func envar(flag string) string {
 	return "GLOBAL_STABILITY_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(flag))
 }
 
-// registerFlags declares the flags: a target's settings from their
-// declaration (targets.Settings.List), the rest here.
+// registerFlags declares the flags, a target's settings from Settings.List.
 func registerFlags(app *kingpin.Application) *config {
 	c := &config{}
 	flag := func(name, help string) *kingpin.FlagClause { return app.Flag(name, help).Envar(envar(name)) }
@@ -106,8 +105,7 @@ func run(args []string) int {
 	keys := redact.New() // every target's, redacted from every log line, page and text from the API
 	logger, slogger := newLogger(&c.log, keys)
 	if parseErr != nil {
-		// What kingpin still refuses after screenArgs (a flag missing its
-		// value at the end): what follows it was not read.
+		// What kingpin still refuses after screenArgs: a flag missing its value.
 		problems = append(problems, fmt.Errorf("%w (see --help)", parseErr))
 	} else {
 		problems = append(problems, validate(c)...)
@@ -122,8 +120,7 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The demo simulator outlives the signal: scrapes in flight at shutdown
-	// still need it. It stops when run returns.
+	// The demo simulator outlives the signal: scrapes in flight still need it.
 	demoCtx, stopDemo := context.WithCancel(context.Background())
 	defer stopDemo()
 	// Nothing may log around our logger, and so around the key's redaction.
@@ -178,9 +175,7 @@ func run(args []string) int {
 	return 0
 }
 
-// serveHint names the setting behind a listener that cannot start: an
-// address in use or not ours to take is --web.listen-address's; anything
-// else comes from --web.config.file (TLS files, basic auth).
+// serveHint names the setting behind a listener that cannot start.
 func serveHint(err error) string {
 	listen := flagSource("web.listen-address", "")
 	switch {
@@ -192,9 +187,8 @@ func serveHint(err error) string {
 	return "check " + flagSource("web.config.file", "") + " and the files it names, and " + listen
 }
 
-// versionFile is the release this source tree is, for builds that are not
-// stamped with -ldflags (go run, go build); Makefile and Dockerfile stamp
-// the same file's content.
+// versionFile is the release this source tree is, for builds not stamped
+// with -ldflags (go run, go build); Makefile and Dockerfile stamp it too.
 //
 //go:embed VERSION
 var versionFile string
@@ -206,8 +200,6 @@ var releaseVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
 
 // fillInVersion sets version.Version when the build did not, so --version,
 // the landing page and build_info never show an empty version.
-// prometheus/common already takes the revision from the build's VCS
-// information.
 func fillInVersion() {
 	if version.Version == "" {
 		var module string

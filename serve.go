@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,8 +53,7 @@ func newEnv(c *config, logger log.Logger, keys *redact.Redactor) targets.Env {
 // demoTargets are the names of the demo's simulated accounts.
 var demoTargets = []string{"demo-a", "demo-b"}
 
-// build builds the targets of a validated configuration. demoCtx bounds
-// the demo's simulator.
+// build builds the targets of a validated configuration.
 func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error) {
 	switch {
 	case c.configFile != "":
@@ -94,8 +92,8 @@ func staticKey(key string) func() (string, error) {
 	return func() (string, error) { return key, nil }
 }
 
-// startDemo serves the simulator on a loopback port until ctx ends, with
-// accounts accounts, each with a random key and a world of its own.
+// startDemo serves the simulator's accounts on a loopback port until ctx
+// ends, each with a random key and a world of its own.
 func startDemo(ctx context.Context, accounts int) (url string, keys []string, err error) {
 	var sims []*simulator.Simulator
 	for i := range accounts {
@@ -138,7 +136,7 @@ func routes(c *config, sc scraped, own *prometheus.Registry, keys *redact.Redact
 		mux.HandleFunc("/-/reload", noTargets)
 	}
 	if c.metricsPath != "/" {
-		mux.Handle("/", &landingPage{config: landingConfig(c.metricsPath, c.demo), scraped: sc, keys: keys})
+		mux.Handle("/", &landingPage{c: c, scraped: sc, keys: keys})
 	}
 	return mux
 }
@@ -156,41 +154,35 @@ func reloadOnHangUp(ctx context.Context, set *targets.Set) {
 	}()
 }
 
-// landingConfig links only to what is served (no pprof). In demo mode the
-// page's first line says that the data is made up.
-func landingConfig(metricsPath string, demo bool) web.LandingConfig {
-	c := web.LandingConfig{
-		Name:        "Global Stability Exporter",
-		Description: "Prometheus exporter for the Global Stability Intelligence Service",
-		Version:     version.Info(),
-		Links:       []web.LandingLinks{{Address: metricsPath, Text: "Metrics"}},
-		Profiling:   "false",
-	}
-	if demo {
-		c.Name += " (DEMO)"
-		c.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
-		c.HeaderColor = "#c0392b"
-	}
-	return c
-}
-
-// landingPage is the toolkit's landing page with what a user checks
-// first: which API each target scrapes and how its last scrape went. It is
-// rendered per request (rare and cheap), since the last scrape changes.
+// landingPage is the toolkit's landing page, linking only to what is
+// served (no pprof), with what a user checks first: which API each target
+// scrapes and how its last scrape went. It is rendered per request (rare
+// and cheap), since the last scrape changes.
 type landingPage struct {
-	config  web.LandingConfig
+	c       *config
 	scraped scraped
 	keys    *redact.Redactor
 }
 
 func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := web.LandingConfig{
+		Name:        "Global Stability Exporter",
+		Description: "Prometheus exporter for the Global Stability Intelligence Service",
+		Version:     version.Info(),
+		Links:       []web.LandingLinks{{Address: l.c.metricsPath, Text: "Metrics"}},
+		Profiling:   "false",
+	}
+	if l.c.demo {
+		c.Name += " (DEMO)"
+		c.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
+		c.HeaderColor = "#c0392b"
+	}
 	describe := func(t *targets.Target) string {
 		api := t.API
-		if l.config.HeaderColor != "" { // the demo's
+		if l.c.demo {
 			api = "the built-in simulator (--demo): made-up data"
 		}
-		// Through the door again: a key loaded after the text was made (another
-		// target's, echoed by this one's API) may be in it.
+		// Through the door again: a key held since may be in it.
 		return html.EscapeString(api + ". Last scrape: " + l.keys.Upstream(lastScrape(t)))
 	}
 	var b strings.Builder
@@ -203,9 +195,7 @@ func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		b.WriteString("</ul>")
 	}
-	c := l.config
-	c.ExtraHTML, c.Links = b.String(), slices.Clone(c.Links) // the toolkit rewrites the links it is given
-
+	c.ExtraHTML = b.String()
 	page, err := web.NewLandingPage(c)
 	if err != nil {
 		http.Error(w, "cannot render the landing page", http.StatusInternalServerError)

@@ -111,9 +111,8 @@ func shown(word string) string {
 }
 
 // namedValue wraps a kingpin flag value so that a value that does not parse
-// names its flag, variable and what would parse (kingpin says only `time:
-// missing unit in duration "10"`), and goes to problems rather than back to
-// kingpin, so that parsing goes on to the other problems.
+// names its flag, variable and what would parse, and goes to problems
+// rather than back to kingpin, so that parsing goes on.
 type namedValue struct {
 	kingpin.Value
 	name     string
@@ -144,9 +143,8 @@ func (v *namedValue) IsCumulative() bool {
 	return ok && c.IsCumulative()
 }
 
-// flagSource names a flag with its value as a user reads it in a message,
-// --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES), so that the value is
-// found whether it was given as a flag or in the environment.
+// flagSource names a flag with its value and its variable, where it may
+// have been given: --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES).
 func flagSource(name, value string) string {
 	if value != "" {
 		value = "=" + value
@@ -170,8 +168,8 @@ func valueHint(v kingpin.Value, err error) string {
 }
 
 // validate checks every flag whose value parsed but makes no sense, and
-// the combinations that cannot work, each problem naming its flag and what
-// to do. With the flags' one account, it also reads the key.
+// the combinations that cannot work. With the flags' one account, it also
+// reads the key.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
@@ -188,8 +186,7 @@ func validate(c *config) []error {
 	}
 	switch {
 	case c.demo:
-		// A stray GLOBAL_STABILITY_DEMO=true in production would feed
-		// made-up data into real alerts.
+		// Else a stray GLOBAL_STABILITY_DEMO=true would feed real alerts.
 		for _, real := range append(realAPI, setting{c.configFile != "", flagSource("config.file", "")}) {
 			if real.set {
 				bad("%s and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", flagSource("demo", ""), real.name)
@@ -237,8 +234,7 @@ func validate(c *config) []error {
 	return slices.DeleteFunc(problems, func(err error) bool { return err == nil })
 }
 
-// nameFlag names a target's setting as the flag behind it, with its value
-// and variable; a setting of the targets' file alone by its field.
+// nameFlag names a target's setting by its flag, or its field if it has none.
 func nameFlag(st targets.Setting) string {
 	if st.Flag == "" {
 		return st.Field
@@ -274,9 +270,8 @@ func keySource(keyFile string) (key func() (string, error), from string, err err
 	return nil, "", fmt.Errorf("no API key: set %s to a file holding it, or the %s environment variable", flag, targets.KeyEnv)
 }
 
-// whoAmI says which user was refused a file, for a permission error: the
-// exporter often runs as another user than the one who wrote the key file
-// (a container's nonroot uid 65532, systemd's DynamicUser).
+// whoAmI says which user was refused a file: often another than the one
+// who wrote it (a container's nonroot uid, systemd's DynamicUser).
 func whoAmI(err error) string {
 	if !errors.Is(err, fs.ErrPermission) {
 		return ""
@@ -305,8 +300,7 @@ func checkTelemetryPath(p string) error {
 }
 
 // checkListenAddress checks a --web.listen-address the way net.Listen will
-// read it, so a typo fails before "Listening on" is logged. vsock addresses
-// are left to the exporter toolkit.
+// read it, vsock's left to the toolkit.
 func checkListenAddress(addr string) error {
 	if strings.HasPrefix(addr, "vsock://") {
 		return nil
