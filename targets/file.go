@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,9 +44,8 @@ type Named struct {
 
 // Load reads and checks the targets' file at path: every target's
 // settings, decoded into a copy of defaults (the flags'), in the file's
-// order. Every problem is returned at once, each naming its target and
-// field. Paths in the file are relative to its directory, as in
-// Prometheus' own configuration.
+// order, or every problem at once, each naming its target and field. Paths
+// in the file are relative to its directory, as in Prometheus'.
 func Load(path string, defaults Settings) ([]Named, error) {
 	b, err := readFile(path, MaxFileBytes)
 	if err != nil {
@@ -102,8 +102,8 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		default:
 			seen[name] = i
 		}
-		s := defaults.Clone()
-		s.APIURL, s.KeyFile, s.Key, s.KeyFrom = "", "", nil, ""
+		s := defaults // with a map of its own, which collectors changes
+		s.APIURL, s.KeyFile, s.Key, s.KeyFrom, s.Collectors = "", "", nil, "", maps.Clone(s.Collectors)
 		fields, byField, given := []string{"name"}, map[string]Setting{}, map[string]bool{}
 		for _, st := range s.List() {
 			if st.Field != "" {
@@ -141,10 +141,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			}
 		}
 		problems = append(problems, s.Validate(where+": ", func(st Setting) string {
-			if v := st.Value.String(); v != "" {
-				return st.Field + " " + v
-			}
-			return st.Field
+			return strings.TrimSuffix(st.Field+" "+st.Value.String(), " ") // a field, and its value if any
 		})...)
 		out = append(out, Named{Name: name, Settings: s})
 	}
@@ -253,8 +250,7 @@ func readRegular(path string, limit int64) ([]byte, error) {
 
 // FileKey reads the key from path on every request, surrounding whitespace
 // trimmed, so that a rotated key is used without a restart. An empty or
-// short key is an error: a request with it would only earn a 401 that
-// hints at the wrong thing.
+// short key is an error, rather than a 401 that hints at the wrong thing.
 func FileKey(path string) func() (string, error) {
 	return func() (string, error) {
 		b, err := readFile(path, MaxKeyBytes)

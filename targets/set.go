@@ -14,10 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Set is the live set of targets, looked up by every probe and replaced
-// whole by a reload of the targets' file, as blackbox_exporter does: a
-// probe holds the target it found until it is done, so a reload under
-// load loses none.
+// Set is the live set of targets, replaced whole by a reload, as
+// blackbox_exporter's: a probe holds the target it found until it is done,
+// so a reload under load loses none.
 type Set struct {
 	path     string // the targets' file; "" for a set that is not reloaded (the demo's)
 	defaults Settings
@@ -46,8 +45,7 @@ func NewSet(path string, defaults Settings, env Env) (*Set, error) {
 	return newSet(path, defaults, named, env)
 }
 
-// NewStaticSet serves targets that no file describes (the demo's
-// simulated accounts): they are never reloaded.
+// NewStaticSet serves targets that no file describes, never reloaded.
 func NewStaticSet(named []Named, env Env) (*Set, error) { return newSet("", Settings{}, named, env) }
 
 func newSet(path string, defaults Settings, named []Named, env Env) (*Set, error) {

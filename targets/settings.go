@@ -8,7 +8,6 @@ package targets
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -68,7 +67,7 @@ type Value interface {
 // is a field of Settings, a line here and the code that uses it.
 func (s *Settings) List() []Setting {
 	list := []Setting{
-		{"api_url", "api.url", "", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", apiURL{&s.APIURL}},
+		{"api_url", "api.url", "", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", apiURL{text(&s.APIURL, checkAPIURL)}},
 		{"api_key_file", "api.key-file", "", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", text(&s.KeyFile, always)},
 		{"timeout", "api.timeout", "10s", "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", duration(&s.Timeout, 1, "a positive duration, such as 10s")},
 		{"cursor_param", "api.cursor-param", "cursor", "Query parameter that passes next_cursor back (the spec leaves it open).", text(&s.CursorParam, notEmpty)},
@@ -102,12 +101,6 @@ func Defaults() Settings {
 	for _, st := range s.List() {
 		_ = st.Value.Set(st.Default)
 	}
-	return s
-}
-
-// Clone is a copy of s that shares nothing it may change.
-func (s Settings) Clone() Settings {
-	s.Collectors = maps.Clone(s.Collectors)
 	return s
 }
 

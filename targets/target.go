@@ -23,10 +23,9 @@ import (
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
-// Env is what the targets of one process share: the process itself.
-// MaxRequests applies to each target on its own, so that a slow target's
-// scrapes never take another's places; with Named, each target's series
-// and log lines carry its name.
+// Env is what the targets of one process share. MaxRequests applies to
+// each target on its own, so that a slow target never takes another's
+// places; with Named, each target's series and log lines carry its name.
 type Env struct {
 	Logger        log.Logger
 	Keys          *redact.Redactor // every target's keys, from its build to its last probe
@@ -50,7 +49,6 @@ type Target struct {
 	logger   log.Logger
 	client   *client.Client
 	keys     *redact.Ring
-	api      *collector.APIMetrics // this target's view of Env.API
 	scrapes  prometheus.Counter
 	inFlight chan struct{} // --web.max-requests, this target's own
 	probe    http.Handler  // its series only, for /probe
@@ -105,7 +103,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 			collectors = append(collectors, c)
 		}
 	}
-	t.api = env.API.Target(labels, endpointLabels)
+	api := env.API.Target(labels, endpointLabels)
 	t.scrapes = env.Scrapes.WithLabelValues(labels...)
 	t.keys = env.Keys.NewRing()
 	t.client, err = client.New(client.Config{
@@ -119,7 +117,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		MaxResponseBytes: int64(s.MaxResponseBytes),
 		MaxDocumentBytes: int64(s.MaxDocumentBytes),
 		Keys:             t.keys,
-		Observe:          t.api.Observer(t.logger),
+		Observe:          api.Observer(t.logger),
 	})
 	if err != nil {
 		t.keys.Drop()
@@ -145,7 +143,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 			Refresh:        map[string]time.Duration{endpoint.Summary.Label: s.SummaryRefresh},
 		},
 		CacheTTL: s.CacheTTL,
-		Reused:   t.api.Reused,
+		Reused:   api.Reused,
 	})
 	if env.MaxRequests > 0 {
 		t.inFlight = make(chan struct{}, env.MaxRequests)

@@ -53,7 +53,7 @@ func parser[T any](parse func(string) (T, error), want string) func(string) (T, 
 	}
 }
 
-func text(p *string, check func(string) error) Value {
+func text(p *string, check func(string) error) scalar[string] {
 	return scalar[string]{p, func(s string) (string, error) { return s, nil }, check}
 }
 
@@ -116,15 +116,15 @@ func atLeast[T int | time.Duration | units.Base2Bytes](least T, want string) fun
 }
 
 // apiURL is a base address; it shows without a password.
-type apiURL struct{ p *string }
+type apiURL struct{ scalar[string] }
 
-func (v apiURL) Set(s string) error { *v.p = s; return nil }
-func (v apiURL) String() string     { return displayURL(*v.p) }
-func (v apiURL) Check() error {
-	if *v.p == "" { // required or not is the caller's to say: --demo has none
+func (v apiURL) String() string { return displayURL(*v.p) }
+
+func checkAPIURL(u string) error {
+	if u == "" { // required or not is the caller's to say: --demo has none
 		return nil
 	}
-	_, err := parseAPIURL(*v.p)
+	_, err := parseAPIURL(u)
 	return err
 }
 
@@ -207,8 +207,8 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 	return unmarshal(v.p)
 }
 
-// parseAPIURL checks a base address as the flags and the file take it. A
-// trailing /v1 is left for trimVersion: the exporter adds /v1/... itself.
+// parseAPIURL checks a base address as the flags and the file take it,
+// leaving a trailing /v1 to trimVersion.
 func parseAPIURL(raw string) (*url.URL, error) {
 	const example = "https://api.example.com"
 	u, err := url.Parse(raw)
@@ -221,21 +221,18 @@ func parseAPIURL(raw string) (*url.URL, error) {
 		return nil, errors.New("a base address has no query or fragment; the exporter adds its own paths and parameters")
 	case strings.ContainsAny(u.Path, " \t"):
 		return nil, errors.New("a space in the path: write it as %20 if the API's path really holds one")
-	}
-	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "" {
+	case strings.HasSuffix(u.Host, ":"):
 		return nil, errors.New("the port after the colon is missing")
-	} else if err == nil {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > math.MaxUint16 {
-			return nil, fmt.Errorf("port %q: want a number from 1 to 65535", port)
-		}
+	}
+	if n, err := strconv.Atoi(u.Port()); u.Port() != "" && (err != nil || n < 1 || n > math.MaxUint16) {
+		return nil, fmt.Errorf("port %q: want a number from 1 to 65535", u.Port())
 	}
 	return u, nil
 }
 
 // schemeHint suggests a scheme for an address written without one: https,
-// or first plain http for a loopback address or a port such as 8080 (a
-// local proxy, a test server). An address with a user and password gets
-// none: it would repeat the password.
+// or first plain http for a loopback address or a port such as 8080. An
+// address with a user and password gets none: it would repeat the password.
 func schemeHint(raw string) string {
 	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t@") {
 		return ""
@@ -255,12 +252,11 @@ func schemeHint(raw string) string {
 // trimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
 // reports whether it did: the exporter adds /v1/... itself.
 func trimVersion(u *url.URL) bool {
-	p := strings.TrimSuffix(u.Path, "/")
-	if !strings.HasSuffix(p, "/v1") {
-		return false
+	p, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	if ok {
+		u.Path, u.RawPath = p, ""
 	}
-	u.Path, u.RawPath = strings.TrimSuffix(p, "/v1"), ""
-	return true
+	return ok
 }
 
 // displayURL shows a URL as written but without a password: Redacted's
