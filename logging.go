@@ -17,9 +17,8 @@ import (
 )
 
 // newLogger gives our lines the keys, in the order, that the slog bridge
-// writes (level, caller, time, msg), so every line, the toolkit's included,
-// looks alike; the toolkit gets the undecorated logger through the bridge,
-// which adds them itself.
+// writes (level, caller, time, msg) to the toolkit's, which gets the
+// undecorated logger, so that every line looks alike.
 func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.Logger) {
 	base := log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
 	if cfg.Format.String() == "json" {

@@ -70,8 +70,8 @@ func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error)
 		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
 		var named []targets.Named
 		for i, name := range demoTargets {
-			s := c.defaults.Clone()
-			s.APIURL, s.Key, s.KeyFrom = url, staticKey(keys[i]), "the demo's simulator"
+			s := c.defaults
+			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return keys[i], nil }, "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})
 		}
 		set, err := targets.NewStaticSet(named, env)
@@ -86,10 +86,6 @@ func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error)
 		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", errors.Unwrap(err))
 	}
 	return scraped{metrics: t}, nil
-}
-
-func staticKey(key string) func() (string, error) {
-	return func() (string, error) { return key, nil }
 }
 
 // startDemo serves the simulator's accounts on a loopback port until ctx

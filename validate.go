@@ -22,8 +22,7 @@ import (
 
 // screenArgs takes out of args what kingpin would stop at (a flag it does
 // not know, a boolean flag given a value, an argument), each a problem of
-// its own: kingpin reports only the first and reads nothing after it, so
-// the other problems of the command line would wait for the next run.
+// its own: kingpin reports only the first and reads nothing after it.
 func screenArgs(app *kingpin.Application, args []string) (kept []string, problems []error) {
 	flags := map[string]*kingpin.FlagModel{}
 	for _, f := range app.Model().Flags {
@@ -122,7 +121,7 @@ type namedValue struct {
 
 func (v *namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
-		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), valueHint(v.Value, err)))
+		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), cmp.Or(valueHints[fmt.Sprintf("%T", v.Value)], err.Error())))
 		// kingpin took it as given, so it would keep what the failed Set
 		// left, and be reported again as out of range.
 		for _, d := range v.defaults {
@@ -161,10 +160,6 @@ var valueHints = map[string]string{
 	"*kingpin.intValue":      "want a whole number",
 	"*promslog.Level":        "want debug, info, warn or error",
 	"*promslog.Format":       "want logfmt or json",
-}
-
-func valueHint(v kingpin.Value, err error) string {
-	return cmp.Or(valueHints[fmt.Sprintf("%T", v)], err.Error())
 }
 
 // validate checks every flag whose value parsed but makes no sense, and
@@ -265,7 +260,7 @@ func keySource(keyFile string) (key func() (string, error), from string, err err
 		if envKey == "" {
 			return nil, "", fmt.Errorf("%s is set but empty: put the key in it, or unset it and set %s to a file holding the key", targets.KeyEnv, flag)
 		}
-		return staticKey(envKey), "environment variable " + targets.KeyEnv, targets.CheckKey(envKey, targets.KeyEnv)
+		return func() (string, error) { return envKey, nil }, "environment variable " + targets.KeyEnv, targets.CheckKey(envKey, targets.KeyEnv)
 	}
 	return nil, "", fmt.Errorf("no API key: set %s to a file holding it, or the %s environment variable", flag, targets.KeyEnv)
 }
