@@ -137,13 +137,7 @@ func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
 
 // Endpoints are the endpoints whose collector is on.
 func (s Settings) Endpoints() []*endpoint.Endpoint {
-	var out []*endpoint.Endpoint
-	for _, e := range endpoint.All() {
-		if on, set := s.Collectors[e.Group]; e.Group == "" || !set || on {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(endpoint.All(), func(e *endpoint.Endpoint) bool { on, set := s.Collectors[e.Group]; return e.Group != "" && set && !on })
 }
 
 // groups are the endpoint groups that collectors turn on and off.
