@@ -74,7 +74,6 @@ func (l redactingLogger) redacted(v any) any {
 // response") into our logger at warn, one line a message.
 func routeStdlibLog(logger log.Logger) {
 	stdlog.SetFlags(0)
-	stdlog.SetPrefix("")
 	stdlog.SetOutput(stdlibLog{level.Warn(logger)})
 }
 

@@ -50,7 +50,6 @@ func newEnv(c *config, logger log.Logger, keys *redact.Redactor) targets.Env {
 	return env
 }
 
-// demoTargets are the names of the demo's simulated accounts.
 var demoTargets = []string{"demo-a", "demo-b"}
 
 // build builds the targets of a validated configuration.
