@@ -10,43 +10,31 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/promslog"
 	sloggokit "github.com/tjhop/slog-gokit"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // newLogger gives our lines the keys, in the order, that the slog bridge
-// writes (level, caller, time, msg), so every line, the toolkit's included,
-// looks alike; the toolkit gets the undecorated logger through the bridge,
-// which adds them itself. Every line, whatever its source and level, is
-// redacted of every key keys holds on its way out (see redactingLogger).
-func newLogger(lvl, format string, keys *redact.Redactor) (log.Logger, *slog.Logger, error) {
-	var base log.Logger
-	switch format {
-	case "logfmt":
-		base = log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
-	case "json":
+// writes (level, caller, time, msg) to the toolkit's, which gets the
+// undecorated logger, so that every line looks alike.
+func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.Logger) {
+	base := log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
+	if cfg.Format.String() == "json" {
 		base = log.NewJSONLogger(log.NewSyncWriter(os.Stderr))
-	default:
-		return nil, nil, fmt.Errorf("--log.format=%q (GLOBAL_STABILITY_LOG_FORMAT): want logfmt or json", format)
 	}
 	base = redactingLogger{next: base, keys: keys}
-	allow, err := level.Parse(lvl)
-	var slogLevel slog.Level
-	if err != nil || slogLevel.UnmarshalText([]byte(lvl)) != nil {
-		return nil, nil, fmt.Errorf("--log.level=%q (GLOBAL_STABILITY_LOG_LEVEL): want debug, info, warn or error", lvl)
-	}
-	logger := log.With(level.NewFilter(base, level.Allow(allow)), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
-	return logger, slog.New(sloggokit.NewGoKitHandler(base, slogLevel)), nil
+	allow := level.Allow(level.ParseDefault(cfg.Level.String(), level.InfoValue()))
+	logger := log.With(level.NewFilter(base, allow), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
+	return logger, slog.New(sloggokit.NewGoKitHandler(base, cfg.Level.Level()))
 }
 
-// redactingLogger is the last step of every log line: each value but a
-// number is printed as text (bytes as text, anything else as fmt's %s
-// prints it, bytes inside a value as text too) and loses every piece of a
-// key the process holds, as our own code writes it (Redactor.Plain; text
-// from the API went through the door where it entered). Redacting here
-// makes the guarantee hold for lines nobody thought of: a new debug line, a
-// library's message.
+// redactingLogger is the last step of every log line, whatever its source:
+// each value but a number is printed as text (bytes too, inside a value as
+// well) and loses every piece of a key the process holds, as our own code
+// writes it (Redactor.Plain), so that the guarantee holds for lines nobody
+// thought of.
 type redactingLogger struct {
 	next log.Logger
 	keys *redact.Redactor
@@ -66,12 +54,10 @@ func (l redactingLogger) redacted(v any) any {
 		return v
 	case time.Time:
 		// The slog bridge hands the toolkit's time over as a time.Time,
-		// whose String form ("2026-11-25 03:05:02.98 +0000 UTC m=+0.004")
-		// differs from ours: every line's time reads alike, RFC 3339.
+		// whose String form is not ours.
 		return v.UTC().Format(time.RFC3339Nano)
 	case slog.Value:
-		// The slog bridge hands over what is not a string as it is: what
-		// it holds is redacted as if it had been logged itself.
+		// What the slog bridge hands over is redacted as if logged itself.
 		return l.redacted(v.Resolve().Any())
 	case string:
 		return l.keys.Plain(v)
@@ -84,15 +70,11 @@ func (l redactingLogger) redacted(v any) any {
 }
 
 // routeStdlibLog sends what the standard library logs on its own (an
-// http.Server's errors; net/http's "Unsolicited response received on idle
-// HTTP channel") into our logger at warn, one line a message, and returns a
-// *log.Logger that does the same, for http.Server.ErrorLog.
-func routeStdlibLog(logger log.Logger) *stdlog.Logger {
-	w := stdlibLog{level.Warn(logger)}
+// http.Server's errors, as its ErrorLog is nil; net/http's "Unsolicited
+// response") into our logger at warn, one line a message.
+func routeStdlibLog(logger log.Logger) {
 	stdlog.SetFlags(0)
-	stdlog.SetPrefix("")
-	stdlog.SetOutput(w)
-	return stdlog.New(w, "", 0)
+	stdlog.SetOutput(stdlibLog{level.Warn(logger)})
 }
 
 type stdlibLog struct{ log.Logger }
@@ -103,8 +85,7 @@ func (w stdlibLog) Write(p []byte) (int, error) {
 }
 
 // withoutEchoedBytes drops the bytes net/http quotes from an upstream that
-// wrote on an idle connection ("… starting with %q; err=%v"): whatever it
-// sent, so the line says that it happened and why, not what was sent.
+// wrote on an idle connection ("… starting with %q; err=%v").
 func withoutEchoedBytes(msg string) string {
 	head, rest, found := strings.Cut(msg, " starting with ")
 	if !found {

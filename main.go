@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
@@ -35,8 +37,7 @@ type config struct {
 	metricsPath   string
 	maxRequests   int
 	timeoutOffset time.Duration
-	logLevel      string
-	logFormat     string
+	log           promslog.Config
 	demo          bool
 	configFile    string
 	web           *web.FlagConfig
@@ -47,8 +48,7 @@ func envar(flag string) string {
 	return "GLOBAL_STABILITY_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(flag))
 }
 
-// registerFlags declares the flags: a target's settings from their
-// declaration (targets.Settings.List), the rest here.
+// registerFlags declares the flags, a target's settings from Settings.List.
 func registerFlags(app *kingpin.Application) *config {
 	c := &config{}
 	flag := func(name, help string) *kingpin.FlagClause { return app.Flag(name, help).Envar(envar(name)) }
@@ -64,14 +64,13 @@ func registerFlags(app *kingpin.Application) *config {
 	flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.metricsPath)
 	flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").IntVar(&c.maxRequests)
 	flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").DurationVar(&c.timeoutOffset)
-	flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").StringVar(&c.logLevel)
-	flag("log.format", "Output format of log messages: logfmt, json.").Default("logfmt").StringVar(&c.logFormat)
 	flag("demo", "Scrape a built-in simulator of the API instead of the real one, as two made-up accounts (/probe?target=demo-a, demo-b; /metrics serves demo-a). The data is made up.").BoolVar(&c.demo)
 	flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").StringVar(&c.configFile)
+	promslogflag.AddFlags(app, &c.log)
 	c.web = kingpinflag.AddFlags(app, ":10110")
 	// The toolkit's help gives node_exporter's port as its example.
 	app.GetFlag("web.listen-address").Help("Addresses on which to expose metrics and the landing page. Repeatable for multiple addresses. Examples: `:10110` or `[::1]:10110` for http, `vsock://:10110` for vsock.")
-	for _, name := range []string{"web.listen-address", "web.config.file", "web.systemd-socket"} {
+	for _, name := range []string{"log.level", "log.format", "web.listen-address", "web.config.file", "web.systemd-socket"} {
 		app.GetFlag(name).Envar(envar(name))
 	}
 	return c
@@ -86,36 +85,29 @@ func main() {
 // listener that cannot start, 0 after a clean shutdown.
 func run(args []string) int {
 	app := kingpin.New(exporterName, "Prometheus exporter for the Global Stability Intelligence Service.")
-	// Asked-for output goes to stdout, as Prometheus' own --help does, so
-	// that --help | less works; errors go to stderr.
-	app.UsageWriter(os.Stdout)
-	app.ErrorWriter(os.Stderr)
+	app.UsageWriter(os.Stdout) // as Prometheus' --help, so that --help | less works
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	c := registerFlags(app)
 	var problems []error
-	nameFlagErrors(app, &problems)
+	for _, m := range app.Model().Flags {
+		if m.Name != "help" && m.Name != "version" {
+			app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: &problems})
+		}
+	}
 	args, argProblems := screenArgs(app, args)
 	problems = append(problems, argProblems...)
 	_, parseErr := app.Parse(args)
 
-	// Every target's keys, from its build to its last probe: every log
-	// line, page and text from the API is redacted of each of them.
-	keys := redact.New()
-	logger, slogger, err := newLogger(c.logLevel, c.logFormat, keys)
-	if err != nil {
-		problems = append(problems, err)
-		logger, slogger, _ = newLogger("info", "logfmt", keys) // to say so
-	}
+	keys := redact.New() // every target's, redacted from every log line, page and text from the API
+	logger, slogger := newLogger(&c.log, keys)
 	if parseErr != nil {
-		// What kingpin still refuses after screenArgs (a flag missing its
-		// value at the end): what follows it was not read.
+		// What kingpin still refuses after screenArgs: a flag missing its value.
 		problems = append(problems, fmt.Errorf("%w (see --help)", parseErr))
 	} else {
 		problems = append(problems, validate(c)...)
 	}
-	// Every problem at once, each on a line of its own in the log's format.
-	if len(problems) > 0 {
+	if len(problems) > 0 { // each on a line of its own, in the log's format
 		for _, err := range problems {
 			level.Error(logger).Log("msg", "bad configuration; see --help", "err", err)
 		}
@@ -125,28 +117,30 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The demo simulator outlives the signal: scrapes in flight at shutdown
-	// still need it. It stops when run returns.
+	// The demo simulator outlives the signal: scrapes in flight still need it.
 	demoCtx, stopDemo := context.WithCancel(context.Background())
 	defer stopDemo()
 	// Nothing may log around our logger, and so around the key's redaction.
-	errorLog := routeStdlibLog(logger)
+	routeStdlibLog(logger)
 
-	env := newEnv(c, targets.Env{Logger: logger, Keys: keys})
+	env := newEnv(c, logger, keys)
 	sc, err := build(demoCtx, c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
 	}
+	demo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "global_stability_exporter_demo",
+		Help: "1 when the exporter runs with --demo: every global_stability_* value then comes from a built-in simulator and is made up. 0 against a real API.",
+	})
+	if c.demo {
+		demo.Set(1)
+	}
 	own := prometheus.NewRegistry()
-	own.MustRegister(versioncollector.NewCollector(exporterName), demoGauge(c.demo),
+	own.MustRegister(versioncollector.NewCollector(exporterName), demo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), env.Scrapes)
 	own.MustRegister(env.API.Collectors()...)
-	mux, err := routes(c, sc, own)
-	if err != nil {
-		level.Error(logger).Log("msg", "cannot build the landing page", "err", err)
-		return 1
-	}
+	mux := routes(c, sc, own, keys)
 	if sc.set != nil && c.configFile != "" {
 		own.MustRegister(sc.set.Collectors()...)
 		reloadOnHangUp(ctx, sc.set)
@@ -154,7 +148,6 @@ func run(args []string) int {
 
 	srv := &http.Server{
 		Handler:           mux,
-		ErrorLog:          errorLog,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -175,29 +168,11 @@ func run(args []string) int {
 		level.Error(logger).Log("msg", "shutdown did not finish cleanly", "err", err)
 		return 1
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		level.Error(logger).Log("msg", "server stopped", "err", err)
-	}
 	level.Info(logger).Log("msg", "shut down cleanly")
 	return 0
 }
 
-// demoGauge exports global_stability_exporter_demo: 1 when --demo feeds
-// made-up data, 0 against a real API, so a query or alert can tell.
-func demoGauge(demo bool) prometheus.Collector {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "global_stability_exporter_demo",
-		Help: "1 when the exporter runs with --demo: every global_stability_* value then comes from a built-in simulator and is made up. 0 against a real API.",
-	})
-	if demo {
-		g.Set(1)
-	}
-	return g
-}
-
-// serveHint names the setting behind a listener that cannot start: an
-// address in use or not ours to take is --web.listen-address's; anything
-// else comes from --web.config.file (TLS files, basic auth).
+// serveHint names the setting behind a listener that cannot start.
 func serveHint(err error) string {
 	listen := flagSource("web.listen-address", "")
 	switch {

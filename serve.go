@@ -6,44 +6,42 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/handler"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// scraped is what the exporter scrapes, by how it was started:
-//   - with --config.file, the file's targets, each served by
-//     /probe?target=NAME, while /metrics holds the exporter's own series;
-//   - with --demo, two simulated accounts, demo-a and demo-b, served by
-//     /probe, and /metrics serving demo-a's series as well, as a run from
-//     flags does, so that either way can be tried;
-//   - otherwise the one account of the flags, served by /metrics.
+// scraped is what the exporter scrapes: a targets' file's targets on
+// /probe; the demo's two accounts on /probe, the first on /metrics too, so
+// that either way can be tried; or the flags' one account on /metrics.
 type scraped struct {
 	set     *targets.Set    // the targets of /probe; nil from flags
 	metrics *targets.Target // the target /metrics serves; nil with --config.file
 }
 
-// newEnv is what every target of the process shares. The targets of a
-// file, or the demo's, are several: their series and log lines carry their
-// names.
-func newEnv(c *config, base targets.Env) targets.Env {
-	env := base
-	env.TimeoutOffset, env.MaxRequests, env.Named = c.timeoutOffset, c.maxRequests, c.configFile != "" || c.demo
+// newEnv is what every target of the process shares. Several targets (a
+// file's, the demo's) carry their names in their series and log lines.
+func newEnv(c *config, logger log.Logger, keys *redact.Redactor) targets.Env {
+	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo}
 	if env.Named {
 		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
 	} else {
@@ -52,10 +50,9 @@ func newEnv(c *config, base targets.Env) targets.Env {
 	return env
 }
 
-// demoTargets are the names of the demo's simulated accounts.
 var demoTargets = []string{"demo-a", "demo-b"}
 
-// build builds the targets. demoCtx bounds the demo's simulator.
+// build builds the targets of a validated configuration.
 func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error) {
 	switch {
 	case c.configFile != "":
@@ -69,11 +66,11 @@ func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error)
 		if err != nil {
 			return scraped{}, fmt.Errorf("--demo: %w", err)
 		}
-		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets), "collectors", enabled(c.defaults))
+		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
 		var named []targets.Named
 		for i, name := range demoTargets {
-			s := c.defaults.Clone()
-			s.APIURL, s.Key, s.KeyFrom = url, staticKey(keys[i]), "the demo's simulator"
+			s := c.defaults
+			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return keys[i], nil }, "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})
 		}
 		set, err := targets.NewStaticSet(named, env)
@@ -83,45 +80,15 @@ func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error)
 		first, _ := set.Get(demoTargets[0])
 		return scraped{set: set, metrics: first}, nil
 	}
-	s := c.defaults
-	key, from, err := keySource(s.KeyFile)
-	if err != nil {
-		return scraped{}, err
+	t, err := targets.New("", c.defaults, env) // validate set its key
+	if err != nil {                            // validate checked all but the TLS files
+		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", errors.Unwrap(err))
 	}
-	s.Key, s.KeyFrom = key, from
-	t, err := targets.New("", s, env)
-	var fe *targets.FieldError
-	switch {
-	case errors.As(err, &fe) && fe.Field == "tls_config":
-		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", fe.Err)
-	case errors.As(err, &fe):
-		return scraped{}, fmt.Errorf("%s: %w", flagSource("api.url", ""), fe.Err)
-	case err != nil:
-		return scraped{}, err
-	}
-	level.Info(env.Logger).Log(append([]any{"msg", "scraping the Global Stability API"}, append(t.Describe(), "collectors", enabled(s))...)...)
 	return scraped{metrics: t}, nil
 }
 
-// enabled lists the enabled collectors, for the start-up log.
-func enabled(s targets.Settings) string {
-	var on []string
-	for _, e := range s.Endpoints() {
-		if e.Group == "" {
-			on = append(on, e.Label)
-		} else if !slices.Contains(on, e.Group) {
-			on = append(on, e.Group)
-		}
-	}
-	return strings.Join(on, ",")
-}
-
-func staticKey(key string) func() (string, error) {
-	return func() (string, error) { return key, nil }
-}
-
-// startDemo serves the simulator on a loopback port until ctx ends, with
-// accounts accounts, each with a random key and a world of its own.
+// startDemo serves the simulator's accounts on a loopback port until ctx
+// ends, each with a random key and a world of its own.
 func startDemo(ctx context.Context, accounts int) (url string, keys []string, err error) {
 	var sims []*simulator.Simulator
 	for i := range accounts {
@@ -129,9 +96,8 @@ func startDemo(ctx context.Context, accounts int) (url string, keys []string, er
 		_, _ = rand.Read(b) // crypto/rand.Read never fails
 		keys = append(keys, hex.EncodeToString(b))
 		sims = append(sims, simulator.New(simulator.Config{Key: keys[i], Seed: uint64(i + 1),
-			// As a well-behaved API would: the landing page and the reuse
-			// counters then show what the exporter saves. A quota far above
-			// what it spends, to show the quota gauges.
+			// As a well-behaved API would, so that the landing page, the
+			// reuse counters and the quota gauges show what they are for.
 			Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
 	}
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
@@ -144,11 +110,10 @@ func startDemo(ctx context.Context, accounts int) (url string, keys []string, er
 	return "http://" + ln.Addr().String(), keys, nil
 }
 
-// routes are the exporter's HTTP paths: the metrics path (a target's
-// series with the exporter's own, or, with a targets' file, only the
-// exporter's own), /probe and /-/reload where there are targets, and the
-// landing page.
-func routes(c *config, sc scraped, own *prometheus.Registry) (*http.ServeMux, error) {
+// routes are the exporter's HTTP paths: the metrics path (the exporter's
+// own series, with a target's unless from a targets' file), /probe and
+// /-/reload, and the landing page.
+func routes(c *config, sc scraped, own *prometheus.Registry, keys *redact.Redactor) *http.ServeMux {
 	mux := http.NewServeMux()
 	if sc.metrics != nil {
 		mux.Handle(c.metricsPath, sc.metrics.Handler(own))
@@ -165,32 +130,83 @@ func routes(c *config, sc scraped, own *prometheus.Registry) (*http.ServeMux, er
 		mux.HandleFunc("/probe", noTargets)
 		mux.HandleFunc("/-/reload", noTargets)
 	}
-	if c.metricsPath == "/" {
-		return mux, nil
+	if c.metricsPath != "/" {
+		mux.Handle("/", &landingPage{c: c, scraped: sc, keys: keys})
 	}
-	landing := &landingPage{config: landingConfig(c.metricsPath, c.demo), scraped: sc}
-	if _, err := web.NewLandingPage(landing.config); err != nil {
-		return nil, err
-	}
-	mux.Handle("/", landing)
-	return mux, nil
+	return mux
 }
 
 // reloadOnHangUp reloads the targets' file on every SIGHUP until ctx ends,
-// as Prometheus and blackbox_exporter do. A reload that fails logs why and
-// keeps the running targets (Set.Reload).
+// as Prometheus and blackbox_exporter do.
 func reloadOnHangUp(ctx context.Context, set *targets.Set) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	context.AfterFunc(ctx, func() { signal.Stop(hup); close(hup) }) // Stop: no signal is sent after it
 	go func() {
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-hup:
-				_ = set.Reload()
-			case <-ctx.Done():
-				return
-			}
+		for range hup {
+			_ = set.Reload()
 		}
 	}()
+}
+
+// landingPage is the toolkit's landing page, linking only to what is
+// served (no pprof), with what a user checks first: which API each target
+// scrapes and how its last scrape went. It is rendered per request (rare
+// and cheap), since the last scrape changes.
+type landingPage struct {
+	c       *config
+	scraped scraped
+	keys    *redact.Redactor
+}
+
+func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := web.LandingConfig{
+		Name:        "Global Stability Exporter",
+		Description: "Prometheus exporter for the Global Stability Intelligence Service",
+		Version:     version.Info(),
+		Links:       []web.LandingLinks{{Address: l.c.metricsPath, Text: "Metrics"}},
+		Profiling:   "false",
+	}
+	if l.c.demo {
+		c.Name += " (DEMO)"
+		c.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
+		c.HeaderColor = "#c0392b"
+	}
+	describe := func(t *targets.Target) string {
+		api := t.API
+		if l.c.demo {
+			api = "the built-in simulator (--demo): made-up data"
+		}
+		// Through the door again: a key held since may be in it.
+		return html.EscapeString(api + ". Last scrape: " + l.keys.Upstream(lastScrape(t)))
+	}
+	var b strings.Builder
+	if l.scraped.set == nil {
+		fmt.Fprintf(&b, "<div>API: %s</div>", describe(l.scraped.metrics))
+	} else {
+		b.WriteString("<div>Targets (Prometheus scrapes each as /probe?target=NAME):</div><ul>")
+		for _, t := range l.scraped.set.Targets() {
+			fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s</li>`, url.QueryEscape(t.Name), html.EscapeString(t.Name), describe(t))
+		}
+		b.WriteString("</ul>")
+	}
+	c.ExtraHTML = b.String()
+	page, err := web.NewLandingPage(c)
+	if err != nil {
+		http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
+		return
+	}
+	page.ServeHTTP(w, r)
+}
+
+func lastScrape(t *targets.Target) string {
+	st, ok := t.Collections.LastScrape()
+	if !ok {
+		return "none yet"
+	}
+	at := st.At.UTC().Format(time.RFC3339)
+	if len(st.Failed) == 0 {
+		return fmt.Sprintf("%s, every endpoint answered (%d)", at, st.Endpoints)
+	}
+	return fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", at, len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,19 +10,108 @@ import (
 	"net/url"
 	"os"
 	"os/user"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/global-stability/global_stability_exporter/targets"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/global-stability/global_stability_exporter/targets"
 )
 
+// screenArgs takes out of args what kingpin would stop at (a flag it does
+// not know, a boolean flag given a value, an argument), each a problem of
+// its own: kingpin reports only the first and reads nothing after it.
+func screenArgs(app *kingpin.Application, args []string) (kept []string, problems []error) {
+	flags := map[string]*kingpin.FlagModel{}
+	for _, f := range app.Model().Flags {
+		flags[f.Name] = f
+	}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--":
+			for _, stray := range args[i+1:] {
+				problems = append(problems, strayArgument(stray))
+			}
+			return kept, problems
+		case arg == "-h":
+			kept = append(kept, arg)
+			continue
+		case !strings.HasPrefix(arg, "-") || arg == "-":
+			problems = append(problems, strayArgument(arg))
+			continue
+		case !strings.HasPrefix(arg, "--"):
+			problems = append(problems, fmt.Errorf("%s: unknown short flag; the exporter's flags are long ones, such as --api.url (see --help)", shown(arg)))
+			continue
+		}
+		name, value, hasValue := strings.Cut(arg[2:], "=")
+		base := strings.TrimPrefix(name, "no-")
+		f, known := flags[name]
+		if b, ok := flags[base]; !known && ok && base != name && b.IsBoolFlag() {
+			f, known = b, true
+		}
+		switch {
+		case known && f.IsBoolFlag() && hasValue:
+			problems = append(problems, fmt.Errorf("--%s=%s: a boolean flag takes no value: write --%s to turn it on or --no-%s to turn it off (in the environment, %s=true or false)",
+				name, shown(value), base, base, f.Envar))
+		case known:
+			kept = append(kept, arg)
+			if !f.IsBoolFlag() && !hasValue && i+1 < len(args) {
+				i++ // its value
+				kept = append(kept, args[i])
+			}
+		default:
+			// The value of an unknown flag is not echoed: it may be a key.
+			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++ // most likely its value, not an argument of its own
+			}
+			problems = append(problems, unknownFlag(name, flags))
+		}
+	}
+	return kept, problems
+}
+
+// keyFlag matches the flags a user may try for the key itself.
+var keyFlag = regexp.MustCompile(`^(api[.-]?)?(key|apikey|api-key|token|secret|bearer|password)$`)
+
+// unknownFlag explains a flag the exporter does not have: a key given as a
+// flag, with the two ways that work; anything else, with the nearest flag.
+func unknownFlag(name string, flags map[string]*kingpin.FlagModel) error {
+	if keyFlag.MatchString(strings.ToLower(name)) {
+		return fmt.Errorf("--%s: there is no flag for the API key, on purpose: a flag's value shows in ps, /proc and shell history. Put the key in a file readable only by the exporter and pass --api.key-file=PATH, or set the environment variable %s", name, targets.KeyEnv)
+	}
+	var names []string
+	for candidate, f := range flags {
+		if !f.Hidden && candidate != "help" && candidate != "version" {
+			names = append(names, candidate)
+		}
+	}
+	if best := targets.Nearest(name, names); best != "" {
+		return fmt.Errorf("--%s: unknown flag; did you mean --%s? (see --help)", name, best)
+	}
+	return fmt.Errorf("--%s: unknown flag (see --help for the flags)", name)
+}
+
+// strayArgument explains an argument: the exporter takes only flags.
+func strayArgument(arg string) error {
+	return fmt.Errorf("%s: the exporter takes no arguments, only --flags (a value given after a space belongs to the flag before it; a boolean flag takes none; see --help)", shown(arg))
+}
+
+// shown is a command-line word as a message may quote it: one the exporter
+// does not understand may be a key typed in the wrong place, so a long one
+// shows its start only, shorter than a piece of a key (redact.MinPiece).
+func shown(word string) string {
+	if len(word) < 8 {
+		return fmt.Sprintf("%q", word)
+	}
+	return fmt.Sprintf("%q (%d characters)", word[:4]+"…", len(word))
+}
+
 // namedValue wraps a kingpin flag value so that a value that does not parse
-// names its flag, its environment variable and what would parse: kingpin's
-// own errors say only `time: missing unit in duration "10"`, which leaves a
-// user with twenty flags and an environment to search. The error is kept
-// in problems rather than returned, so that parsing goes on and every bad
-// value is reported at once, with the other start-up problems.
+// names its flag, variable and what would parse, and goes to problems
+// rather than back to kingpin, so that parsing goes on.
 type namedValue struct {
 	kingpin.Value
 	name     string
@@ -31,10 +121,9 @@ type namedValue struct {
 
 func (v *namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
-		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), valueHint(v.Value, err)))
-		// Some of kingpin's values are changed by a failed Set (a duration
-		// becomes 0): put the default in, so that the checks of valid
-		// values do not report the same flag again as out of range.
+		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), cmp.Or(valueHints[fmt.Sprintf("%T", v.Value)], err.Error())))
+		// kingpin took it as given, so it would keep what the failed Set
+		// left, and be reported again as out of range.
 		for _, d := range v.defaults {
 			_ = v.Value.Set(d)
 		}
@@ -42,20 +131,7 @@ func (v *namedValue) Set(s string) error {
 	return nil
 }
 
-// flagSource names a flag with its value as a user reads it in a message:
-// --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES), so that the value is
-// found whether it was given as a flag or in the environment.
-func flagSource(name, value string) string {
-	s := "--" + name
-	if value != "" {
-		s += "=" + value
-	}
-	return s + " (" + envar(name) + ")"
-}
-
-// IsBoolFlag and IsCumulative pass on what kingpin asks of the value it
-// wraps: whether --flag needs no value (and has --no-flag), whether it may
-// repeat.
+// IsBoolFlag and IsCumulative pass on what kingpin asks of the value.
 func (v *namedValue) IsBoolFlag() bool {
 	b, ok := v.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
@@ -66,56 +142,46 @@ func (v *namedValue) IsCumulative() bool {
 	return ok && c.IsCumulative()
 }
 
-// valueHint says what a valid value of v's kind looks like. A target's
-// settings say it in their own errors; kingpin's value types, for the
-// other flags, are unexported, so they are told apart by name (a kingpin
-// upgrade that renames one loses its hint but keeps the error, and
-// TestConfigurationErrorsStopStartUp notices).
-func valueHint(v kingpin.Value, err error) string {
-	switch fmt.Sprintf("%T", v) {
-	case "*kingpin.durationValue":
-		return "want a duration with a unit, such as 10s or 1m30s"
-	case "*kingpin.boolValue":
-		return "want true or false"
-	case "*kingpin.intValue":
-		return "want a whole number"
+// flagSource names a flag with its value and its variable, where it may
+// have been given: --api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES).
+func flagSource(name, value string) string {
+	if value != "" {
+		value = "=" + value
 	}
-	return err.Error()
+	return "--" + name + value + " (" + envar(name) + ")"
 }
 
-// nameFlagErrors wraps every flag registered on app in a namedValue that
-// adds the values that do not parse to problems.
-func nameFlagErrors(app *kingpin.Application, problems *[]error) {
-	for _, m := range app.Model().Flags {
-		if m.Name == "help" || m.Name == "version" {
-			continue
-		}
-		app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: problems})
-	}
+// valueHints say what a valid value of the libraries' kinds looks like (a
+// target's settings say it in their own errors), by type name: kingpin's
+// are unexported (TestConfigurationErrorsStopStartUp notices a rename).
+var valueHints = map[string]string{
+	"*kingpin.durationValue": "want a duration with a unit, such as 10s or 1m30s",
+	"*kingpin.boolValue":     "want true or false",
+	"*kingpin.intValue":      "want a whole number",
+	"*promslog.Level":        "want debug, info, warn or error",
+	"*promslog.Format":       "want logfmt or json",
 }
 
 // validate checks every flag whose value parsed but makes no sense, and
-// the combinations that cannot work. Each problem names its flag and what
-// to do; all are reported at once, so a user fixes them in one go.
+// the combinations that cannot work. With the flags' one account, it also
+// reads the key.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	keyFile := c.defaults.KeyFile
-	// Where the targets come from: the demo's simulator, the targets'
-	// file, or the flags. Each excludes what belongs to another.
+	// The targets come from the demo, the targets' file or the flags: each
+	// excludes the others' settings.
 	type setting struct {
 		set  bool
 		name string
 	}
 	realAPI := []setting{
 		{c.defaults.APIURL != "", flagSource("api.url", "")},
-		{keyFile != "", flagSource("api.key-file", "")},
+		{c.defaults.KeyFile != "", flagSource("api.key-file", "")},
 		{os.Getenv(targets.KeyEnv) != "", targets.KeyEnv},
 	}
 	switch {
 	case c.demo:
-		// Demo mode ignores the real API: a stray GLOBAL_STABILITY_DEMO=true
-		// in production would feed made-up data into real alerts.
+		// Else a stray GLOBAL_STABILITY_DEMO=true would feed real alerts.
 		for _, real := range append(realAPI, setting{c.configFile != "", flagSource("config.file", "")}) {
 			if real.set {
 				bad("%s and %s are both set: --demo scrapes a built-in simulator of made-up data and would ignore the real API; unset one of them", flagSource("demo", ""), real.name)
@@ -128,7 +194,11 @@ func validate(c *config) []error {
 			}
 		}
 		if _, err := targets.Load(c.configFile, c.defaults); err != nil {
-			for _, e := range unjoin(err) {
+			errs := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = j.Unwrap()
+			}
+			for _, e := range errs {
 				bad("%s: %v", flagSource("config.file", c.configFile), e)
 			}
 		}
@@ -136,10 +206,9 @@ func validate(c *config) []error {
 		if c.defaults.APIURL == "" {
 			bad("%s is required: set it to the API's base address, pass --config.file for several targets, or pass --demo to try the exporter on simulated data", flagSource("api.url", ""))
 		}
-		// The key is checked with everything else, not on a second run.
-		if _, _, err := keySource(keyFile); err != nil {
-			problems = append(problems, err)
-		}
+		var err error
+		c.defaults.Key, c.defaults.KeyFrom, err = keySource(c.defaults.KeyFile)
+		problems = append(problems, err)
 	}
 	problems = append(problems, c.defaults.Validate("", nameFlag)...)
 	if c.timeoutOffset < 0 {
@@ -148,24 +217,19 @@ func validate(c *config) []error {
 	if c.maxRequests < 0 {
 		bad("%s: want 0 (no limit) or a positive number", flagSource("web.max-requests", fmt.Sprint(c.maxRequests)))
 	}
-	if err := checkTelemetryPath(c.metricsPath); err != nil {
-		problems = append(problems, err)
-	}
+	problems = append(problems, checkTelemetryPath(c.metricsPath))
 	for _, addr := range *c.web.WebListenAddresses {
-		if err := checkListenAddress(addr); err != nil {
-			problems = append(problems, err)
-		}
+		problems = append(problems, checkListenAddress(addr))
 	}
 	if path := *c.web.WebConfigFile; path != "" {
 		if err := web.Validate(path); err != nil {
 			bad("%s: %v", flagSource("web.config.file", path), err)
 		}
 	}
-	return problems
+	return slices.DeleteFunc(problems, func(err error) bool { return err == nil })
 }
 
-// nameFlag names a target's setting as the flag behind it, with its value
-// and variable; a setting of the targets' file alone by its field.
+// nameFlag names a target's setting by its flag, or its field if it has none.
 func nameFlag(st targets.Setting) string {
 	if st.Flag == "" {
 		return st.Field
@@ -177,10 +241,8 @@ func nameFlag(st targets.Setting) string {
 	return flagSource(st.Flag, v)
 }
 
-// keySource picks the key from --api.key-file or the environment and
-// checks that it can be read now, so a bad key file stops start-up. It
-// also says, for the start-up log, where the key comes from (never the
-// key).
+// keySource picks the key from --api.key-file or the environment, checks
+// that it can be read now, and says where it comes from (never the key).
 func keySource(keyFile string) (key func() (string, error), from string, err error) {
 	raw, envSet := os.LookupEnv(targets.KeyEnv)
 	flag := flagSource("api.key-file", "")
@@ -198,17 +260,13 @@ func keySource(keyFile string) (key func() (string, error), from string, err err
 		if envKey == "" {
 			return nil, "", fmt.Errorf("%s is set but empty: put the key in it, or unset it and set %s to a file holding the key", targets.KeyEnv, flag)
 		}
-		if err := targets.CheckKey(envKey, targets.KeyEnv); err != nil {
-			return nil, "", err
-		}
-		return func() (string, error) { return envKey, nil }, "environment variable " + targets.KeyEnv, nil
+		return func() (string, error) { return envKey, nil }, "environment variable " + targets.KeyEnv, targets.CheckKey(envKey, targets.KeyEnv)
 	}
 	return nil, "", fmt.Errorf("no API key: set %s to a file holding it, or the %s environment variable", flag, targets.KeyEnv)
 }
 
-// whoAmI says which user was refused a file, for a permission error: the
-// exporter often runs as another user than the one who wrote the key file
-// (a container's nonroot uid 65532, systemd's DynamicUser).
+// whoAmI says which user was refused a file: often another than the one
+// who wrote it (a container's nonroot uid, systemd's DynamicUser).
 func whoAmI(err error) string {
 	if !errors.Is(err, fs.ErrPermission) {
 		return ""
@@ -220,17 +278,8 @@ func whoAmI(err error) string {
 	return " (this process runs as " + who + ")"
 }
 
-// unjoin is the errors an errors.Join holds, or err alone.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
 // checkTelemetryPath accepts what http.ServeMux can serve as one exact
-// path: it starts with a slash and holds no pattern syntax, query or
-// fragment.
+// path: no pattern syntax, query or fragment.
 func checkTelemetryPath(p string) error {
 	u, err := url.Parse(p)
 	src := flagSource("web.telemetry-path", fmt.Sprintf("%q", p))
@@ -246,8 +295,7 @@ func checkTelemetryPath(p string) error {
 }
 
 // checkListenAddress checks a --web.listen-address the way net.Listen will
-// read it, so a typo fails before "Listening on" is logged. vsock addresses
-// are left to the exporter toolkit.
+// read it, vsock's left to the toolkit.
 func checkListenAddress(addr string) error {
 	if strings.HasPrefix(addr, "vsock://") {
 		return nil
@@ -257,8 +305,7 @@ func checkListenAddress(addr string) error {
 	if err != nil {
 		return fmt.Errorf("%s: want host:port or :port, such as :10110 or 127.0.0.1:10110 (%w)", src, err)
 	}
-	// A service name (":http") is looked up in /etc/services, not the
-	// network: no deadline needed.
+	// A service name (":http") is looked up in /etc/services: no deadline.
 	if _, err := net.DefaultResolver.LookupPort(context.Background(), "tcp", port); err != nil {
 		return fmt.Errorf("%s: %q is not a port: want a number from 0 to 65535, such as :10110", src, port)
 	}

@@ -1,10 +1,10 @@
 package targets
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,19 +19,17 @@ import (
 )
 
 // Limits of what the exporter reads from files, each refused whole past it
-// rather than read: a targets' file of MaxTargets targets is a few hundred
-// KiB, a key a line.
+// rather than read.
 const (
-	MaxTargets      = 1000    // each costs a client, a store and its series
+	maxTargets      = 1000    // each costs a client, a store and its series
 	MaxFileBytes    = 4 << 20 // the targets' file
 	MaxKeyBytes     = 4 << 10 // a key file
 	MinKeyLength    = redact.MinKeyLength
 	fileReadTimeout = 10 * time.Second
 )
 
-// KeyEnv is where the API key may come from instead of --api.key-file.
-// There is deliberately no flag that takes the key itself: flag values
-// show up in ps, /proc and shell history.
+// KeyEnv is where the API key may come from instead of --api.key-file,
+// never a flag: flag values show up in ps, /proc and shell history.
 const KeyEnv = "GLOBAL_STABILITY_API_KEY"
 
 // namePattern is what a target's name may be: it is a query parameter's
@@ -44,18 +42,10 @@ type Named struct {
 	Settings Settings
 }
 
-// Load reads and checks the targets' file at path (--config.file): the
-// settings of every target, decoded into a copy of defaults (the flags'),
-// by name in the file's order. Every problem is returned at once, each
-// naming its target and field. Relative paths in the file (key files, TLS
-// files) are relative to its directory, as in Prometheus' own
-// configuration; the flags' stay relative to the working directory.
-//
-//	targets:
-//	  - name: prod
-//	    api_url: https://api.example.com
-//	    api_key_file: /etc/global-stability/prod.key
-//	    timeout: 20s
+// Load reads and checks the targets' file at path: every target's
+// settings, decoded into a copy of defaults (the flags'), in the file's
+// order, or every problem at once, each naming its target and field. Paths
+// in the file are relative to its directory, as in Prometheus'.
 func Load(path string, defaults Settings) ([]Named, error) {
 	b, err := readFile(path, MaxFileBytes)
 	if err != nil {
@@ -83,20 +73,12 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	switch {
 	case len(list) == 0:
 		return nil, errors.New("no targets: list at least one under `targets:`, with name, api_url and api_key_file")
-	case len(list) > MaxTargets:
-		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(list), MaxTargets)
+	case len(list) > maxTargets:
+		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(list), maxTargets)
 	}
-	var (
-		problems []error
-		out      []Named
-		seen     = map[string]int{}
-		fields   = []string{"name"}
-	)
-	for _, st := range defaults.List() {
-		if st.Field != "" {
-			fields = append(fields, st.Field)
-		}
-	}
+	var problems []error
+	var out []Named
+	seen := map[string]int{}
 	for i, el := range list {
 		item, _ := el.(yaml.MapSlice)
 		var name string
@@ -120,11 +102,13 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		default:
 			seen[name] = i
 		}
-		s := defaults.Clone()
-		s.APIURL, s.KeyFile, s.Key, s.KeyFrom = "", "", nil, ""
-		byField, given := map[string]Setting{}, map[string]bool{}
+		s := defaults // with a map of its own, which collectors changes
+		s.APIURL, s.KeyFile, s.Key, s.KeyFrom, s.Collectors = "", "", nil, "", maps.Clone(s.Collectors)
+		fields, byField, given := []string{"name"}, map[string]Setting{}, map[string]bool{}
 		for _, st := range s.List() {
-			byField[st.Field] = st
+			if st.Field != "" {
+				fields, byField[st.Field] = append(fields, st.Field), st
+			}
 		}
 		for _, kv := range item {
 			field := fmt.Sprint(kv.Key)
@@ -133,7 +117,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			case given[field]: // YAML would keep the last
 				bad("%s is given twice: keep one", field)
 			case field == "name":
-			case !ok || field == "":
+			case !ok:
 				bad("unknown field %q%s (keys never go in this file: api_key_file names a file holding one)", field, nearest(field, fields))
 			default:
 				if err := decode(st.Value, kv.Value); err != nil {
@@ -157,10 +141,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			}
 		}
 		problems = append(problems, s.Validate(where+": ", func(st Setting) string {
-			if v := st.Value.String(); v != "" {
-				return st.Field + " " + v
-			}
-			return st.Field
+			return strings.TrimSuffix(st.Field+" "+st.Value.String(), " ") // a field, and its value if any
 		})...)
 		out = append(out, Named{Name: name, Settings: s})
 	}
@@ -170,14 +151,11 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	return out, nil
 }
 
-// decode sets v from a value of the file: a map through the value's own
-// YAML decoding, a scalar through the text a flag would give.
+// decode sets v from a value of the file: a map through v's own YAML
+// decoding, a scalar through the text a flag would give.
 func decode(v Value, raw any) error {
 	if u, ok := v.(yaml.Unmarshaler); ok {
-		b, err := yaml.Marshal(raw)
-		if err != nil {
-			return err
-		}
+		b, _ := yaml.Marshal(raw) // what yaml decoded, it encodes
 		return withoutGoTypes(yaml.UnmarshalStrict(b, u))
 	}
 	switch raw.(type) {
@@ -202,7 +180,7 @@ func shownValue(raw any) string {
 }
 
 // withoutGoTypes keeps the YAML decoder's line numbers but not the Go
-// types it names, which say nothing to whoever writes the file.
+// types it names.
 func withoutGoTypes(err error) error {
 	if err == nil {
 		return nil
@@ -225,31 +203,26 @@ func yamlNames(v any) []string {
 }
 
 // readFile reads a regular file of at most limit bytes, within a deadline.
-// Anything else is refused without being read: a FIFO or a device would
-// block start-up or a reload for ever, a huge file cost its size in memory.
+// Anything else is refused unread: a FIFO or a device would block start-up
+// or a reload for ever, a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), fileReadTimeout)
-	defer cancel()
-	type result struct {
-		b   []byte
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		b, err := readRegular(path, limit)
-		done <- result{b, err}
-	}()
+	var b []byte
+	var err error
+	done := make(chan struct{})
+	go func() { b, err = readRegular(path, limit); close(done) }()
 	select {
-	case r := <-done:
-		return r.b, r.err
-	case <-ctx.Done():
+	case <-done:
+		return b, err
+	case <-time.After(fileReadTimeout):
 		return nil, fmt.Errorf("%s: not read within %v (a file on a network file system that does not answer?)", path, fileReadTimeout)
 	}
 }
 
 func readRegular(path string, limit int64) ([]byte, error) {
-	regular := func(fi os.FileInfo) error {
+	check := func(fi os.FileInfo, err error) error {
 		switch {
+		case err != nil:
+			return fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // not "stat" or "open": a file not there
 		case !fi.Mode().IsRegular():
 			return fmt.Errorf("%s is not a regular file (%s): want a file", path, fi.Mode().Type())
 		case fi.Size() > limit:
@@ -257,22 +230,15 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		}
 		return nil
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // not "stat": a file not there
-	}
-	if err := regular(fi); err != nil { // before opening it: opening a FIFO blocks
+	if err := check(os.Stat(path)); err != nil { // before opening it: opening a FIFO blocks
 		return nil, err
 	}
 	f, err := os.Open(path) //nolint:gosec // G304: the operator's own files
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+		return nil, check(nil, err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := regular(fi); err != nil { // what was opened, should it have been swapped
+	if err := check(f.Stat()); err != nil { // what was opened, should it have been swapped
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -282,11 +248,9 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	return b, err
 }
 
-// FileKey reads the key from path on every request (surrounding
-// whitespace trimmed), so that a rotated key (a Kubernetes Secret's
-// symlink swap, a rename over it, a rewrite) is used by the next request
-// without a restart. An empty or short key is an error: a request with it
-// would only earn a 401 that hints at the wrong thing.
+// FileKey reads the key from path on every request, surrounding whitespace
+// trimmed, so that a rotated key is used without a restart. An empty or
+// short key is an error, rather than a 401 that hints at the wrong thing.
 func FileKey(path string) func() (string, error) {
 	return func() (string, error) {
 		b, err := readFile(path, MaxKeyBytes)
@@ -299,7 +263,7 @@ func FileKey(path string) func() (string, error) {
 }
 
 // CheckKey refuses a key too short to be redacted from the log without
-// garbling it: every ordinary word holding a one-letter key would go.
+// garbling it.
 func CheckKey(key, from string) error {
 	switch {
 	case key == "":
@@ -319,7 +283,7 @@ func nearest(name string, candidates []string) string {
 }
 
 // Nearest is the candidate nearest to name by edit distance, or "" when
-// none is close enough to be what was meant.
+// none is close.
 func Nearest(name string, candidates []string) string {
 	best, bestDistance := "", 0
 	for _, c := range candidates {
@@ -333,23 +297,22 @@ func Nearest(name string, candidates []string) string {
 	return ""
 }
 
-// editDistance is the Levenshtein distance between a and b: names are
-// short, so the quadratic table is nothing.
+// editDistance is the Levenshtein distance between a and b.
 func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	row := make([]int, len(b)+1) // the distances from a[:i] to each b[:j]
+	for j := range row {
+		row[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+	for i := range len(a) {
+		diagonal := row[0]
+		row[0] = i + 1
+		for j := range len(b) {
 			cost := 1
-			if a[i-1] == b[j-1] {
+			if a[i] == b[j] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			diagonal, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, diagonal+cost)
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return row[len(b)]
 }

@@ -10,22 +10,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Set is the live set of targets, looked up by every probe and replaced
-// whole by a reload of the targets' file (blackbox_exporter's pattern: a
-// probe holds the target it found until it is done, so a reload under
-// load loses none). A target whose settings a reload leaves as they were
-// is kept as it is, with its store and connections: a reload costs the
-// API nothing.
+// Set is the live set of targets, replaced whole by a reload, as
+// blackbox_exporter's: a probe holds the target it found until it is done,
+// so a reload under load loses none.
 type Set struct {
 	path     string // the targets' file; "" for a set that is not reloaded (the demo's)
 	defaults Settings
 	env      Env
-	logger   log.Logger
 
 	reloadMu sync.Mutex // one reload at a time, from reading the file to publishing it
 	current  atomic.Pointer[live]
@@ -41,33 +36,21 @@ type live struct {
 }
 
 // NewSet loads the targets' file at path with defaults for what a target
-// leaves out, and builds every target. An error means there is nothing to
-// serve: stop, saying why.
+// leaves out, and builds every target.
 func NewSet(path string, defaults Settings, env Env) (*Set, error) {
-	s := newSet(path, defaults, env)
 	named, err := Load(path, defaults)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.replace(named); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return newSet(path, defaults, named, env)
 }
 
-// NewStaticSet serves targets that no file describes (the demo's
-// simulated accounts): they are never reloaded.
-func NewStaticSet(named []Named, env Env) (*Set, error) {
-	s := newSet("", Settings{}, env)
-	if err := s.replace(named); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+// NewStaticSet serves targets that no file describes, never reloaded.
+func NewStaticSet(named []Named, env Env) (*Set, error) { return newSet("", Settings{}, named, env) }
 
-func newSet(path string, defaults Settings, env Env) *Set {
+func newSet(path string, defaults Settings, named []Named, env Env) (*Set, error) {
 	s := &Set{
-		path: path, defaults: defaults, env: env, logger: env.Logger,
+		path: path, defaults: defaults, env: env,
 		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "global_stability_exporter_config_last_reload_successful",
 			Help: "1 when the last load of the targets' file (--config.file) succeeded, 0 when it failed and the targets before it are still served.",
@@ -78,7 +61,10 @@ func newSet(path string, defaults Settings, env Env) *Set {
 		}),
 	}
 	s.current.Store(&live{byName: map[string]*Target{}})
-	return s
+	if err := s.replace(named); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Collectors are the reload's gauges, for the exporter's own registry.
@@ -96,8 +82,7 @@ func (s *Set) Get(name string) (*Target, bool) {
 func (s *Set) Targets() []*Target { return slices.Clone(s.current.Load().order) }
 
 // Reload reads the targets' file again. A file that does not load keeps
-// the running targets, and the error says why, naming the target and
-// field; the reload gauges say how it went.
+// the running targets; the error says why, and the reload gauges say so.
 func (s *Set) Reload() error {
 	if s.path == "" {
 		return errors.New("these targets come from --demo, not from a targets' file: there is nothing to reload")
@@ -110,74 +95,61 @@ func (s *Set) Reload() error {
 	}
 	if err != nil {
 		s.reloadOK.Set(0)
-		level.Error(s.logger).Log("msg", "reloading the targets' file failed; the targets loaded before are still served", "file", s.path, "err", err)
-		return err
+		level.Error(s.env.Logger).Log("msg", "reloading the targets' file failed; the targets loaded before are still served", "file", s.path, "err", err)
 	}
-	return nil
+	return err
 }
 
 // replace builds the targets of named that differ from those running,
-// keeps the others, publishes the new generation and closes what it
+// keeps the others (Same), publishes the new generation and closes what it
 // replaced. Nothing is published unless every target could be built.
-// Reload holds reloadMu; NewSet's set is not shared yet.
 func (s *Set) replace(named []Named) error {
 	old := s.current.Load()
 	next := &live{byName: map[string]*Target{}}
 	var built []*Target
-	var kept, added, changed int
 	for _, n := range named {
-		if t, ok := old.byName[n.Name]; ok && Same(t.Settings, n.Settings) {
-			next.byName[n.Name], next.order = t, append(next.order, t)
-			kept++
-			continue
-		}
-		t, err := New(n.Name, n.Settings, s.env)
-		if err != nil {
-			for _, b := range built { // never served: no probe holds them
-				_, running := old.byName[b.Name]
-				b.close(func() bool { return !running }) // a running target's series are its own
+		t, ok := old.byName[n.Name]
+		if !ok || !Same(t.Settings, n.Settings) {
+			var err error
+			if t, err = New(n.Name, n.Settings, s.env); err != nil {
+				for _, b := range built { // never served: no probe holds them
+					_, running := old.byName[b.Name]
+					b.close(func() bool { return !running }) // a running target's series are its own
+				}
+				return fmt.Errorf("target %q: %w", n.Name, err)
 			}
-			return fmt.Errorf("target %q: %w", n.Name, err)
+			built = append(built, t)
 		}
-		built = append(built, t)
 		next.byName[n.Name], next.order = t, append(next.order, t)
-		if _, ok := old.byName[n.Name]; ok {
-			changed++
-		} else {
-			added++
-		}
-		level.Info(t.logger).Log(append([]any{"msg", "scraping the Global Stability API"}, t.Describe()...)...)
 	}
 	s.current.Store(next)
 	var removed []string
+	changed := 0
 	for name, t := range old.byName {
 		switch n, ok := next.byName[name]; {
 		case !ok: // its series go, unless a later reload serves its name again first
-			t.Close(func() bool { _, served := s.Get(name); return !served })
+			go t.close(func() bool { _, served := s.Get(name); return !served })
 			removed = append(removed, name)
 		case n != t:
-			t.Close(func() bool { return false })
+			go t.close(func() bool { return false })
+			changed++
 		}
 	}
 	slices.Sort(removed)
 	s.reloadOK.Set(1)
 	s.reloadTime.Set(float64(time.Now().UnixNano()) / 1e9)
 	if s.path != "" {
-		level.Info(s.logger).Log("msg", "targets loaded", "file", s.path, "targets", len(next.order), "kept", kept, "added", added, "changed", changed, "removed", strings.Join(removed, ","))
+		level.Info(s.env.Logger).Log("msg", "targets loaded", "file", s.path, "targets", len(next.order), "kept", len(next.order)-len(built),
+			"added", len(built)-changed, "changed", changed, "removed", strings.Join(removed, ","))
 	}
 	return nil
 }
 
-// maxShownName bounds how much of an unknown target's name a 400 quotes:
-// it comes from the request.
-const maxShownName = 64
-
 // Probe serves GET /probe?target=NAME: that target's series, as /metrics
-// gives them for a single account, its own deadline and limit of
-// concurrent scrapes. A target is only ever a name of the file: a URL is
-// never taken from the request, so nobody who can reach /probe can send a
-// key elsewhere. A missing, repeated or unknown target is HTTP 400 naming
-// the problem.
+// gives them for a single account. A target is only ever a name of the
+// file, never a URL from the request, so nobody who can reach /probe can
+// send a key elsewhere. A missing, repeated or unknown target is HTTP 400
+// naming the problem.
 func (s *Set) Probe() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		names := r.URL.Query()["target"]
@@ -193,8 +165,8 @@ func (s *Set) Probe() http.Handler {
 			t, ok := s.Get(names[0])
 			if !ok {
 				name := names[0]
-				if len(name) > maxShownName {
-					name = name[:maxShownName] + "…"
+				if len(name) > 64 { // it comes from the request
+					name = name[:64] + "…"
 				}
 				http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
 				return
@@ -221,8 +193,7 @@ func (s *Set) names() string {
 }
 
 // ReloadHandler serves POST (or PUT) /-/reload, as Prometheus and
-// blackbox_exporter do: 200 once the file is loaded, 500 with the reason
-// when it is not (the running targets stay).
+// blackbox_exporter do.
 func (s *Set) ReloadHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost && r.Method != http.MethodPut {

@@ -1,19 +1,13 @@
-// Package targets is what one exporter process knows of the API accounts
-// it scrapes: each target's settings (from the flags, or from the targets'
-// file with the flags as defaults), the file itself with its validation,
-// the one place where a target's client, store and collections are built,
-// and the live set of targets that a reload replaces.
-//
-// Nothing is shared between targets but the process: each has its own
-// HTTP client and connections, key, store, shared collections, back-off,
-// quota gauges and request counters (series of process-wide metrics, told
-// apart by a target label). A target's URL and key come from its settings
-// only, never from a request.
+// Package targets is the API accounts one exporter process scrapes: their
+// settings (from the flags, or from the targets' file with the flags as
+// defaults), the one place where a target's parts are built, and the live
+// set of targets that a reload replaces. Nothing is shared between targets
+// but the process; a target's URL and key come from its settings only,
+// never from a request.
 package targets
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,48 +41,45 @@ type Settings struct {
 	MaxLabelValues   int
 	GridDegrees      float64
 
-	// Key, when set, is used instead of KeyFile (a key from the
-	// environment, the demo's); KeyFrom says where the key comes from, for
-	// the log (never the key). Neither is a setting of the file.
+	// Key is the key's source, KeyFrom says where it reads, for the log.
+	// Neither is a setting of the file.
 	Key     func() (string, error)
 	KeyFrom string
 }
 
-// Setting is one setting of a target, bound to one Settings: its field in
-// the targets' file, its flag, its default and help text, and its value,
-// which parses a flag's text or the file's, and checks itself.
+// Setting is one setting of a target, bound to one Settings. Field is ""
+// for a flag of a part of a field (--api.tls.ca-file), Flag "" for a field
+// without a flag of its own.
 type Setting struct {
-	Field   string // "" for a flag of a part of a field (--api.tls.ca-file)
-	Flag    string // "" for a field without a flag of its own
-	Default string
-	Help    string
-	Value   Value
+	Field, Flag, Default, Help string
+	Value                      Value
 }
 
-// Value is a setting's value inside one Settings.
+// Value is a setting's value inside one Settings: Set parses a flag's or
+// the file's text, Check says what would make the value work.
 type Value interface {
-	Set(text string) error // as a flag, or the file's scalar, writes it
+	Set(text string) error
 	String() string
-	Check() error // nil when the value can work, else what would
+	Check() error
 }
 
 // List declares every setting of a target, bound to s. Adding a setting
 // is a field of Settings, a line here and the code that uses it.
 func (s *Settings) List() []Setting {
 	list := []Setting{
-		{"api_url", "api.url", "", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", &apiURL{&s.APIURL}},
-		{"api_key_file", "api.key-file", "", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", text(&s.KeyFile, nil)},
+		{"api_url", "api.url", "", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", apiURL{text(&s.APIURL, checkAPIURL)}},
+		{"api_key_file", "api.key-file", "", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", text(&s.KeyFile, always)},
 		{"timeout", "api.timeout", "10s", "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", duration(&s.Timeout, 1, "a positive duration, such as 10s")},
 		{"cursor_param", "api.cursor-param", "cursor", "Query parameter that passes next_cursor back (the spec leaves it open).", text(&s.CursorParam, notEmpty)},
-		{"page_size_param", "api.page-size-param", "", "Query parameter that sets the page size; off when empty.", text(&s.PageSizeParam, nil)},
+		{"page_size_param", "api.page-size-param", "", "Query parameter that sets the page size; off when empty.", text(&s.PageSizeParam, always)},
 		{"page_size", "api.page-size", "0", "Page size to request with --api.page-size-param; 0 is off.", whole(&s.PageSize, 0, "0 (off) or a positive number")},
 		{"max_pages", "api.max-pages", "10", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.", whole(&s.MaxPages, 1, "at least 1")},
-		{"max_response_bytes", "api.max-response-bytes", "16MiB", "Largest body of one page of " + limitedPaths(client.PageLimit) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
-		{"max_document_bytes", "api.max-document-bytes", "1MiB", "Largest body of " + limitedPaths(client.DocumentLimit) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
+		{"max_response_bytes", "api.max-response-bytes", "16MiB", "Largest body of one page of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.PageLimit }) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
+		{"max_document_bytes", "api.max-document-bytes", "1MiB", "Largest body of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.DocumentLimit }) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
 		{"tls_config", "", "", "TLS to the API, as prometheus/common's tls_config (ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version); replaces the flags' TLS settings whole.", &tlsValue{&s.TLS}},
-		{"", "api.tls.ca-file", "", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", text(&s.TLS.CAFile, nil)},
-		{"", "api.tls.cert-file", "", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", text(&s.TLS.CertFile, nil)},
-		{"", "api.tls.key-file", "", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", text(&s.TLS.KeyFile, nil)},
+		{"", "api.tls.ca-file", "", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", text(&s.TLS.CAFile, always)},
+		{"", "api.tls.cert-file", "", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", text(&s.TLS.CertFile, always)},
+		{"", "api.tls.key-file", "", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", text(&s.TLS.KeyFile, always)},
 		{"", "api.tls.insecure-skip-verify", "false", "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.", flag(&s.TLS.InsecureSkipVerify)},
 		{"collectors", "", "", "Endpoint groups on or off, such as {briefings: false}; the groups it leaves out follow the flags.", &collectors{s}},
 		{"http_cache", "api.http-cache", "true", "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", flag(&s.HTTPCache)},
@@ -98,49 +89,33 @@ func (s *Settings) List() []Setting {
 		{"grid_degrees", "collector.conflict.grid-degrees", fmt.Sprint(endpoint.DefaultGridDegrees), "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", degrees(&s.GridDegrees)},
 	}
 	for _, g := range groups() {
-		list = append(list, Setting{"", "collector." + g, "true", "Collect " + groupPaths(g) + ".", &collectorFlag{s, g}})
+		list = append(list, Setting{"", "collector." + g, "true", "Collect " + paths(func(e *endpoint.Endpoint) bool { return e.Group == g }) + ".", collectorFlag{s, g}})
 	}
 	return list
 }
 
-// Defaults are the settings every flag left at its default gives.
+// Defaults are the settings every flag left at its default gives (a
+// default that does not parse fails TestDefaultsAreTheFlagsDefaults).
 func Defaults() Settings {
 	var s Settings
 	for _, st := range s.List() {
-		if st.Default != "" {
-			if err := st.Value.Set(st.Default); err != nil {
-				panic(fmt.Sprintf("the default of %s%s: %v", st.Field, st.Flag, err))
-			}
-		}
+		_ = st.Value.Set(st.Default)
 	}
 	return s
 }
 
-// Clone is a copy of s that shares nothing it may change.
-func (s Settings) Clone() Settings {
-	s.Collectors = maps.Clone(s.Collectors)
-	return s
-}
-
-// Same reports whether a and b build the same target: one whose settings
-// a reload leaves as they were keeps what it holds (its store, its
-// connections), so the reload costs the API nothing. Every field counts,
-// so a new setting can never be forgotten here; Key is a function, and
-// KeyFile or KeyFrom says where it reads.
+// Same reports whether a and b build the same target, which a reload then
+// keeps whole. Every field counts, so that no setting can be forgotten
+// here; Key is a function, and KeyFile or KeyFrom says where it reads.
 func Same(a, b Settings) bool {
 	a.Key, b.Key = nil, nil
 	return reflect.DeepEqual(a, b)
 }
 
-// Namer names a setting in a message: a flag with its value and variable
-// for the flags, a field with its value for the targets' file (whose
-// messages start with the target: prefix).
-type Namer func(st Setting) string
-
 // Validate returns every setting that cannot work, each named by name and
 // saying what would be valid, all at once. Whether a URL and a key are
 // required is the caller's to say.
-func (s *Settings) Validate(prefix string, name Namer) []error {
+func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
 	var problems []error
 	byFlag := map[string]Setting{}
 	for _, st := range s.List() {
@@ -149,8 +124,9 @@ func (s *Settings) Validate(prefix string, name Namer) []error {
 			problems = append(problems, fmt.Errorf("%s%s: %w", prefix, name(st), err))
 		}
 	}
+	off := func(flag string) bool { v := byFlag[flag].Value.String(); return v == "" || v == "0" }
 	together := func(a, b, why string) {
-		if (byFlag[a].Value.String() == "" || byFlag[a].Value.String() == "0") != (byFlag[b].Value.String() == "" || byFlag[b].Value.String() == "0") {
+		if off(a) != off(b) {
 			problems = append(problems, fmt.Errorf("%s%s and %s go together: %s", prefix, name(byFlag[a]), name(byFlag[b]), why))
 		}
 	}
@@ -161,17 +137,10 @@ func (s *Settings) Validate(prefix string, name Namer) []error {
 
 // Endpoints are the endpoints whose collector is on.
 func (s Settings) Endpoints() []*endpoint.Endpoint {
-	var out []*endpoint.Endpoint
-	for _, e := range endpoint.All() {
-		if on, set := s.Collectors[e.Group]; e.Group == "" || !set || on {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(endpoint.All(), func(e *endpoint.Endpoint) bool { on, set := s.Collectors[e.Group]; return e.Group != "" && set && !on })
 }
 
-// groups are the endpoint groups that collectors turn on and off, in the
-// descriptions' order.
+// groups are the endpoint groups that collectors turn on and off.
 func groups() []string {
 	var groups []string
 	for _, e := range endpoint.All() {
@@ -182,24 +151,13 @@ func groups() []string {
 	return groups
 }
 
-// groupPaths names the paths of a group's endpoints, for its flag's help.
-func groupPaths(group string) string {
-	var paths []string
+// paths names the paths of the endpoints that match, for a help text.
+func paths(match func(*endpoint.Endpoint) bool) string {
+	var out []string
 	for _, e := range endpoint.All() {
-		if e.Group == group {
-			paths = append(paths, "/v1/"+e.Label)
+		if match(e) {
+			out = append(out, "/v1/"+e.Label)
 		}
 	}
-	return strings.Join(paths, ", ")
-}
-
-// limitedPaths names the paths a body limit applies to, for its help.
-func limitedPaths(l client.Limit) string {
-	var paths []string
-	for _, e := range endpoint.All() {
-		if e.Limit == l {
-			paths = append(paths, "/v1/"+e.Label)
-		}
-	}
-	return strings.Join(paths, ", ")
+	return strings.Join(out, ", ")
 }

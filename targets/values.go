@@ -16,11 +16,9 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// The kinds of value a setting takes. Each parses the same text from a flag
-// and from the targets' file, so both say the same of a bad one.
-
-// scalar is a setting of one value of type T at p: parse reads its text
-// (its error says what would parse), check says whether it can work.
+// scalar is a setting of one value of type T at p: parse reads its text,
+// from a flag or the targets' file alike, so that both say the same of a
+// bad one (its error says what would parse); check says whether it can work.
 type scalar[T any] struct {
 	p     *T
 	parse func(string) (T, error)
@@ -37,18 +35,25 @@ func (v scalar[T]) Set(s string) error {
 
 func (v scalar[T]) String() string { return fmt.Sprint(*v.p) }
 
-func (v scalar[T]) Check() error {
-	if v.check == nil {
-		return nil
-	}
-	return v.check(*v.p)
-}
+func (v scalar[T]) Check() error { return v.check(*v.p) }
 
-// IsBoolFlag tells kingpin that a boolean flag needs no value (and has a
-// --no- form).
+func always[T any](T) error { return nil }
+
+// IsBoolFlag tells kingpin that a boolean flag needs no value.
 func (v scalar[T]) IsBoolFlag() bool { _, ok := any(v.p).(*bool); return ok }
 
-func text(p *string, check func(string) error) Value {
+// parser is parse with its error replaced by what would parse.
+func parser[T any](parse func(string) (T, error), want string) func(string) (T, error) {
+	return func(s string) (T, error) {
+		x, err := parse(s)
+		if err != nil {
+			return x, errors.New(want)
+		}
+		return x, nil
+	}
+}
+
+func text(p *string, check func(string) error) scalar[string] {
 	return scalar[string]{p, func(s string) (string, error) { return s, nil }, check}
 }
 
@@ -60,45 +65,27 @@ func notEmpty(s string) error {
 }
 
 func duration(p *time.Duration, least time.Duration, want string) Value {
-	return scalar[time.Duration]{p, func(s string) (time.Duration, error) {
-		if d, err := time.ParseDuration(s); err == nil {
-			return d, nil
-		}
-		if d, err := model.ParseDuration(s); err == nil { // Prometheus' own: 1d, 2w
-			return time.Duration(d), nil
-		}
-		return 0, errors.New("want a duration with a unit, such as 10s or 1m30s")
-	}, atLeast(least, want)}
+	return scalar[time.Duration]{p, parser(parseDuration, "want a duration with a unit, such as 10s or 1m30s"), atLeast(least, want)}
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	d, err := model.ParseDuration(s) // Prometheus' own: 1d, 2w
+	return time.Duration(d), err
 }
 
 func whole(p *int, least int, want string) Value {
-	return scalar[int]{p, func(s string) (int, error) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return 0, errors.New("want a whole number")
-		}
-		return n, nil
-	}, atLeast(least, want)}
+	return scalar[int]{p, parser(strconv.Atoi, "want a whole number"), atLeast(least, want)}
 }
 
 func size(p *units.Base2Bytes, want string) Value {
-	return scalar[units.Base2Bytes]{p, func(s string) (units.Base2Bytes, error) {
-		b, err := units.ParseBase2Bytes(s)
-		if err != nil {
-			return 0, errors.New("want a size with a unit, such as 16MiB or 512KiB")
-		}
-		return b, nil
-	}, atLeast[units.Base2Bytes](1, want)}
+	return scalar[units.Base2Bytes]{p, parser(units.ParseBase2Bytes, "want a size with a unit, such as 16MiB or 512KiB"), atLeast[units.Base2Bytes](1, want)}
 }
 
 func degrees(p *float64) Value {
-	return scalar[float64]{p, func(s string) (float64, error) {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, errors.New("want a number")
-		}
-		return f, nil
-	}, func(g float64) error {
+	return scalar[float64]{p, parser(func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "want a number"), func(g float64) error {
 		if !(g >= 1 && g <= 90) { // written so that NaN fails too
 			return errors.New("want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)")
 		}
@@ -106,9 +93,7 @@ func degrees(p *float64) Value {
 	}}
 }
 
-func flag(p *bool) Value {
-	return scalar[bool]{p, parseBool, nil}
-}
+func flag(p *bool) Value { return scalar[bool]{p, parseBool, always[bool]} }
 
 // parseBool reads what a flag and YAML 1.1 call true and false.
 func parseBool(s string) (bool, error) {
@@ -130,26 +115,26 @@ func atLeast[T int | time.Duration | units.Base2Bytes](least T, want string) fun
 	}
 }
 
-// apiURL is a base address: absolute, http or https, no query.
-type apiURL struct{ p *string }
+// apiURL is a base address; it shows without a password.
+type apiURL struct{ scalar[string] }
 
-func (v *apiURL) Set(s string) error { *v.p = s; return nil }
-func (v *apiURL) String() string     { return displayURL(*v.p) }
-func (v *apiURL) Check() error {
-	if *v.p == "" { // required or not is the caller's to say: --demo has none
+func (v apiURL) String() string { return displayURL(*v.p) }
+
+func checkAPIURL(u string) error {
+	if u == "" { // required or not is the caller's to say: --demo has none
 		return nil
 	}
-	_, err := parseAPIURL(*v.p)
+	_, err := parseAPIURL(u)
 	return err
 }
 
-// collector is one --collector.<group> flag.
+// collectorFlag is one --collector.<group> flag.
 type collectorFlag struct {
 	s     *Settings
 	group string
 }
 
-func (v *collectorFlag) Set(s string) error {
+func (v collectorFlag) Set(s string) error {
 	on, err := parseBool(s)
 	if err == nil {
 		if v.s.Collectors == nil {
@@ -160,18 +145,18 @@ func (v *collectorFlag) Set(s string) error {
 	return err
 }
 
-func (v *collectorFlag) String() string   { return strconv.FormatBool(v.s.Collectors[v.group]) }
-func (v *collectorFlag) Check() error     { return nil }
-func (v *collectorFlag) IsBoolFlag() bool { return true }
+func (v collectorFlag) String() string   { return strconv.FormatBool(v.s.Collectors[v.group]) }
+func (v collectorFlag) Check() error     { return nil }
+func (v collectorFlag) IsBoolFlag() bool { return true }
 
 // collectors is the file's map of groups: it overrides the groups it
-// names and leaves the others as the flags set them.
+// names and leaves the others as the flags set them. Like tlsValue, it has
+// no flag, and decode gives it the file's map, never a text.
 type collectors struct{ s *Settings }
 
-func (v *collectors) Set(string) error {
-	return errors.New("want a map of collectors, such as {briefings: false}")
-}
-func (v *collectors) String() string { return "" }
+func (*collectors) Set(string) error { return errors.New("want a map") }
+func (*collectors) String() string   { return "" }
+
 func (v *collectors) Check() error {
 	for g := range v.s.Collectors {
 		if !slices.Contains(groups(), g) {
@@ -187,7 +172,7 @@ func (v *collectors) UnmarshalYAML(unmarshal func(any) error) error {
 		return errors.New("want a map of collectors to true or false, such as {briefings: false}")
 	}
 	for g, on := range m {
-		(&collectorFlag{v.s, g}).Set(strconv.FormatBool(on)) //nolint:errcheck // a bool's text always parses
+		_ = collectorFlag{v.s, g}.Set(strconv.FormatBool(on)) // a bool's text always parses
 	}
 	return nil
 }
@@ -195,10 +180,9 @@ func (v *collectors) UnmarshalYAML(unmarshal func(any) error) error {
 // tlsValue is prometheus/common's tls_config, as Prometheus reads it.
 type tlsValue struct{ p *commonconfig.TLSConfig }
 
-func (v *tlsValue) Set(string) error {
-	return errors.New("want a map of TLS settings, such as {ca_file: ca.pem}")
-}
-func (v *tlsValue) String() string { return "" }
+func (*tlsValue) Set(string) error { return errors.New("want a map") }
+func (*tlsValue) String() string   { return "" }
+
 func (v *tlsValue) Check() error {
 	if (v.p.CertFile == "") != (v.p.KeyFile == "") {
 		return nil // Settings.Validate says which flags or fields go together
@@ -219,16 +203,12 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 			return fmt.Errorf("unknown field %q%s", f, nearest(f, known))
 		}
 	}
-	var c commonconfig.TLSConfig
-	if err := unmarshal(&c); err != nil {
-		return err
-	}
-	*v.p = c
-	return nil
+	*v.p = commonconfig.TLSConfig{}
+	return unmarshal(v.p)
 }
 
-// parseAPIURL checks a base address as the flags and the file take it. A
-// trailing /v1 is left for trimVersion: the exporter adds /v1/... itself.
+// parseAPIURL checks a base address as the flags and the file take it,
+// leaving a trailing /v1 to trimVersion.
 func parseAPIURL(raw string) (*url.URL, error) {
 	const example = "https://api.example.com"
 	u, err := url.Parse(raw)
@@ -241,30 +221,27 @@ func parseAPIURL(raw string) (*url.URL, error) {
 		return nil, errors.New("a base address has no query or fragment; the exporter adds its own paths and parameters")
 	case strings.ContainsAny(u.Path, " \t"):
 		return nil, errors.New("a space in the path: write it as %20 if the API's path really holds one")
-	}
-	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "" {
+	case strings.HasSuffix(u.Host, ":"):
 		return nil, errors.New("the port after the colon is missing")
-	} else if err == nil && port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > math.MaxUint16 {
-			return nil, fmt.Errorf("port %q: want a number from 1 to 65535", port)
-		}
+	}
+	if n, err := strconv.Atoi(u.Port()); u.Port() != "" && (err != nil || n < 1 || n > math.MaxUint16) {
+		return nil, fmt.Errorf("port %q: want a number from 1 to 65535", u.Port())
 	}
 	return u, nil
 }
 
-// schemeHint suggests a scheme for an address written without one: https
-// is the usual answer, plain http the likely one for a loopback address or
-// a port such as 8080 (a local proxy, a test server), so both are named,
-// the likelier first. An address with a user and password gets none: it
-// would repeat the password.
+// schemeHint suggests a scheme for an address written without one: https,
+// or first plain http for a loopback address or a port such as 8080. An
+// address with a user and password gets none: it would repeat the password.
 func schemeHint(raw string) string {
 	if strings.Contains(raw, "://") || strings.ContainsAny(raw, " \t@") {
 		return ""
 	}
 	addr := strings.TrimLeft(raw, "/")
-	host, port, err := net.SplitHostPort(strings.SplitN(addr, "/", 2)[0])
+	hostPort, _, _ := strings.Cut(addr, "/")
+	host, port, err := net.SplitHostPort(hostPort)
 	if err != nil {
-		host = strings.SplitN(addr, "/", 2)[0]
+		host = hostPort
 	}
 	if isLoopback(host) || port == "80" || port == "8080" || port == "8000" {
 		return fmt.Sprintf(" (did you mean http://%s, or https://%s if it speaks TLS?)", addr, addr)
@@ -273,22 +250,18 @@ func schemeHint(raw string) string {
 }
 
 // trimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
-// reports whether it did: http://host/v1 would ask for /v1/v1/... and get
-// 404s that hint at nothing.
+// reports whether it did: the exporter adds /v1/... itself.
 func trimVersion(u *url.URL) bool {
-	p := strings.TrimSuffix(u.Path, "/")
-	if !strings.HasSuffix(p, "/v1") {
-		return false
+	p, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	if ok {
+		u.Path, u.RawPath = p, ""
 	}
-	u.Path = strings.TrimSuffix(p, "/v1")
-	u.RawPath = ""
-	return true
+	return ok
 }
 
-// displayURL shows a URL as the user wrote it, but without a password:
-// url.URL.Redacted's form when it parses with a user, else everything up
-// to the last @ replaced (user:password@host, without a scheme, parses
-// with the user as its scheme).
+// displayURL shows a URL as written but without a password: Redacted's
+// form, or, when it does not parse with a user, nothing up to the last @
+// (user:password@host without a scheme parses the user as its scheme).
 func displayURL(raw string) string {
 	if !strings.Contains(raw, "@") {
 		return raw
@@ -306,8 +279,7 @@ func withoutCredentials(u *url.URL) string {
 	return c.String()
 }
 
-// isLoopback reports whether host names this machine, where plain HTTP
-// never leaves it.
+// isLoopback reports whether host names this machine.
 func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "localhost" || ip != nil && ip.IsLoopback()
