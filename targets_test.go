@@ -309,3 +309,37 @@ func oneOrTwoLayers(text string) []string {
 	}
 	return out
 }
+
+// TestAKeyLoadedLaterLeavesTheLandingPage: a text stored before a key was
+// loaded (target a's API echoing what will become target b's key) is
+// passed through the door again when the landing page is rendered, so
+// once a reload adds b, the page no longer shows b's key.
+func TestAKeyLoadedLaterLeavesTheLandingPage(t *testing.T) {
+	const later = "gsk_live_added_later_7f6e5d4c3b2a1908"
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no such key: "+later, http.StatusUnauthorized)
+	}))
+	defer a.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "targets.yml")
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.key", "gsk_live_target_a_0123456789abcdef")
+	write("b.key", later)
+	write("targets.yml", fmt.Sprintf("targets:\n  - {name: a, api_url: %q, api_key_file: a.key}\n", a.URL))
+	e := startExporter(t, nil, "--config.file="+file)
+	e.status(t, http.MethodGet, "/probe?target=a")
+	if page := e.get(t, "/"); leakcheck.Find(page, later) == "" {
+		t.Fatalf("before b is loaded, its key is only text a's API sent, and the page shows it; it does not:\n%s", page)
+	}
+	write("targets.yml", fmt.Sprintf("targets:\n  - {name: a, api_url: %q, api_key_file: a.key}\n  - {name: b, api_url: %q, api_key_file: b.key}\n", a.URL, a.URL))
+	if code, body := e.status(t, http.MethodPost, "/-/reload"); code != http.StatusOK {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	if page := e.get(t, "/"); leakcheck.Find(page, later) != "" {
+		t.Errorf("after b's key was loaded, the landing page still shows it:\n%s", page)
+	}
+}
