@@ -93,7 +93,7 @@ func NewCollections(cfg Config) *Collections {
 	if s.logger == nil {
 		s.logger = log.NewNopLogger()
 	}
-	s.failures = &failureLog{logger: s.logger, now: time.Now}
+	s.failures = &failureLog{logger: s.logger}
 	return s
 }
 
