@@ -134,7 +134,7 @@ func TestAWarmStoreSharesOneRendering(t *testing.T) {
 	if first == fetched {
 		t.Error("the collection that fetched the answers shares its rendering with those reusing them: its durations differ")
 	}
-	s.config.Store = endpoint.NewStore(true) // every answer new again
+	s.Endpoint.Store = endpoint.NewStore(true) // every answer new again
 	if third, fourth := gather(), gather(); third == first || fourth == first || fourth == third {
 		t.Error("new answers were given an old rendering, or the fetch's rendering was shared")
 	}
