@@ -4,24 +4,63 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
+const namespace = "global_stability"
+
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
+}
+
+// The exporter's own series, about its scrapes; those of the API's data are
+// declared with the endpoints. Names and labels are a contract (docs/metrics.md).
+var (
+	upDesc = newDesc("up",
+		"1 when every request of this scrape to the Global Stability API succeeded, else 0.")
+	scrapeSuccessDesc = newDesc("scrape_success",
+		"1 when all requests to this endpoint (all pages) succeeded in this scrape, else 0.", "endpoint")
+	scrapeDurationDesc = newDesc("scrape_duration_seconds",
+		"Wall time of this endpoint's requests (all pages) in this scrape.", "endpoint")
+	backoffDesc = newDesc("api_backoff_seconds",
+		"Time left before the exporter calls this endpoint again, after the API answered 429 or 503 with Retry-After; 0 when not backing off.", "endpoint")
+	labelValuesDroppedDesc = newDesc("label_values_dropped",
+		"Series left out of this scrape because the metric reached --collector.max-label-values distinct label values: the busiest categories and cells are kept, and the first indicators of each pillar in the API's order; or because the API repeated an indicator key.", "metric")
+	invalidValuesDesc = newDesc("invalid_values",
+		"Values of this endpoint's response left out of this scrape because they were missing, null, of the wrong type or implausible, by the spec's field (for lists: items left out). 0 when all were valid; absent when the endpoint failed.", "endpoint", "field")
+)
+
+// dataDescs are the descriptors of the metrics of the endpoint
+// descriptions, made once, and those metrics whose label values come from
+// upstream data, in a stable order, for the dropped-series gauge.
+var dataDescs = sync.OnceValues(func() (descs map[*endpoint.Metric]*prometheus.Desc, capped []*endpoint.Metric) {
+	descs = map[*endpoint.Metric]*prometheus.Desc{}
+	for _, e := range endpoint.All() {
+		for _, m := range e.Metrics() {
+			if _, seen := descs[m]; !seen {
+				descs[m] = prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
+				if m.Capped {
+					capped = append(capped, m)
+				}
+			}
+		}
+	}
+	return descs, capped
+})
+
 // Gather is what the /metrics handler exports for one scrape: the
-// collection it shares, rendered once for every scrape that waited for
-// all of it, and its own back-off gauges.
-//
-// Rendering is where concurrent scrapes cost memory: a collection with
-// every label cap filled is ~7,000 series, and each scrape building its
-// own metrics and families from it held a copy each (40 scrapes at once
-// peaked near 300 MiB). Scrapes that saw every result of a collection saw
-// the same thing, so they share one rendering; only a scrape whose
-// deadline cut it short renders what it saw itself.
+// collection it shares and its own back-off gauges. Rendering is where
+// concurrent scrapes cost memory (~7,000 series with every label cap
+// full; 40 scrapes rendering a copy each peaked near 300 MiB), so the
+// scrapes that saw all of a collection share one rendering of it.
 func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 	c := s.join(ctx)
 	defer s.leave(c)
@@ -44,10 +83,9 @@ func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 	return append(slices.Clip(shared), own...), err
 }
 
-// await waits for every result of c until ctx ends, and returns what the
-// scrape saw: each result, or a deadline error for one that did not
-// arrive. complete says whether every result arrived in time, so that the
-// scrape saw exactly what every other scrape that waits for all of c sees.
+// await waits for every result of c until ctx ends and returns what the
+// scrape saw: each result, or a deadline error for one not in. complete
+// says the scrape saw what every scrape that waits for all of c sees.
 func await(ctx context.Context, c *collection) (seen []result, complete bool) {
 	complete = true
 	for _, r := range c.results {
@@ -67,15 +105,12 @@ func await(ctx context.Context, c *collection) (seen []result, complete bool) {
 	return seen, complete
 }
 
-// renderWhole renders a collection that its scrapes saw whole. When every
-// answer in it was reused from the store without a request (the stored
-// values, a duration of 0), the last such rendering of the very same
-// answers is handed over instead: with the store warm each scrape has a
-// collection of its own, and 40 scrapes at once rendered 40 copies (182
-// MiB over idle with every label cap full).
+// renderWhole renders a collection that its scrapes saw whole. With the
+// store warm each scrape has a collection of its own (40 at once rendered
+// 40 copies, 182 MiB over idle), so when every answer was reused without a
+// request, the last rendering of the very same answers is handed over.
 func (s *Collections) renderWhole(seen []result) ([]*dto.MetricFamily, error) {
-	// The answers, each by its first sample (a stored answer's samples are
-	// never copied); nil if one was not reused without a request.
+	// Each answer by its first sample: a stored answer's are never copied.
 	from := make([]*endpoint.Sample, len(seen))
 	for i, r := range seen {
 		if !r.free() || len(r.data.Samples) == 0 {
@@ -111,6 +146,54 @@ type unchecked func(chan<- prometheus.Metric)
 
 func (unchecked) Describe(chan<- *prometheus.Desc)      {}
 func (f unchecked) Collect(ch chan<- prometheus.Metric) { f(ch) }
+
+// emitter sends one scrape's metrics.
+type emitter struct {
+	ch     chan<- prometheus.Metric
+	logger log.Logger
+}
+
+// gauge sends a series. Label values from upstream data are valid UTF-8 and
+// at most client.Config.MaxNameBytes long: the client decodes them so.
+func (e *emitter) gauge(desc *prometheus.Desc, v float64, labels ...string) {
+	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	if err != nil {
+		level.Warn(e.logger).Log("msg", "series left out", "err", err) // a safety net; never seen
+		return
+	}
+	e.ch <- m
+}
+
+// results sends what a scrape exports of what it saw, the back-off aside:
+// the data, invalid values and dropped series of each endpoint that
+// succeeded, each one's success and duration, and up.
+func (e *emitter) results(seen []result) {
+	descs, capped := dataDescs()
+	up := 1.0
+	dropped := map[string]int{} // capped metric name → series left out
+	for _, r := range seen {
+		success := 0.0
+		if r.err == nil {
+			success = 1
+			for _, s := range r.data.Samples {
+				e.gauge(descs[s.Metric], s.Value, s.Labels...)
+			}
+			for _, f := range r.endpoint.InvalidFields() {
+				e.gauge(invalidValuesDesc, float64(r.data.Invalid.Counts[f]), r.endpoint.Label, f)
+			}
+			for name, n := range r.data.Dropped {
+				dropped[name] += n
+			}
+		}
+		up = min(up, success)
+		e.gauge(scrapeSuccessDesc, success, r.endpoint.Label)
+		e.gauge(scrapeDurationDesc, r.duration.Seconds(), r.endpoint.Label)
+	}
+	e.gauge(upDesc, up)
+	for _, m := range capped {
+		e.gauge(labelValuesDroppedDesc, float64(dropped[m.Name]), m.Name)
+	}
+}
 
 // emitBackoff sends the back-off gauge of each endpoint: time left now, so
 // it belongs to the scrape, not to the collection it shares.

@@ -1,17 +1,16 @@
-// Package collector turns one scrape into one collection from the Global
+// Package collector turns each scrape into a collection from the Global
 // Stability API: every enabled endpoint fetched concurrently under the
-// scrape's deadline, each endpoint's data exported as const metrics, and
-// each endpoint's outcome as global_stability_scrape_success.
-//
-// Scrapes that arrive while a collection is in flight join it instead of
-// starting their own, so a pair of HA Prometheus servers costs the API one
-// set of requests; with a cache TTL, a finished collection also serves
-// scrapes for that long.
+// scrape's deadline, its data exported as const metrics, its outcome as
+// global_stability_scrape_success. Scrapes that arrive while a collection
+// is in flight join it, so an HA pair of Prometheus servers costs the API
+// one set of requests; with a cache TTL, a finished one serves them too.
 package collector
 
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,40 +28,32 @@ import (
 type Config struct {
 	Client *client.Client
 	Logger log.Logger
-	// Endpoints are those to collect (of endpoint.All, those whose group is on).
+	// Endpoints are those to collect: of endpoint.All, those whose group is on.
 	Endpoints []*endpoint.Endpoint
-	// Endpoint configures judging and folding: label caps, the grid, the
-	// clock, the key ring.
+	// Endpoint configures judging and folding: label caps, grid, clock, keys.
 	Endpoint endpoint.Config
 	// CacheTTL lets a finished collection serve later scrapes for this
-	// long. 0 shares only collections still in flight.
+	// long; 0 shares only collections in flight.
 	CacheTTL time.Duration
-	// Reused, if set, counts the endpoints whose stored answer a
-	// collection reused (Endpoint.Store), by endpoint and reason.
+	// Reused, if set, counts the stored answers reused, by endpoint and reason.
 	Reused *prometheus.CounterVec
 }
 
-// Collections runs collections from the API and shares them between the
-// scrapes that arrive while one is in flight (and, with a cache TTL, for a
-// while after). It lives as long as the process.
-//
-// golang.org/x/sync/singleflight shares a call in flight, but cannot carry
-// what a scrape needs here: it cannot cancel the call when every caller has
-// gone (its function runs on), nor keep a finished result for a TTL.
+// Collections runs collections from the API and shares them between
+// scrapes; it lives as long as the process. golang.org/x/sync/singleflight
+// shares a call in flight, but cannot cancel it when every caller has gone
+// (its function runs on), nor keep a finished result for a TTL.
 type Collections struct {
 	Config
-	conditions conditions // what has been logged as going on
+	conditions sync.Map // lasting condition logged → whether it holds
 	failures   failureLog
-	last       atomic.Pointer[ScrapeStatus] // of the latest scrape
-	// backoff holds, per endpoint label, when the API said it may be
-	// called again (Retry-After on a 429 or 503). It outlives collections.
-	backoff sync.Map
+	last       atomic.Pointer[ScrapeStatus]
+	backoff    sync.Map // endpoint label → when the API's Retry-After lets it be called again
 
 	mu      sync.Mutex
 	current *collection
 
-	// The last rendering of answers all reused without a request, and
-	// the answers (see renderWhole).
+	// The last rendering of answers all reused without a request (see renderWhole).
 	renderMu     sync.Mutex
 	renderedFrom []*endpoint.Sample
 	rendered     []*dto.MetricFamily
@@ -70,9 +61,6 @@ type Collections struct {
 
 // NewCollections returns Collections for cfg.
 func NewCollections(cfg Config) *Collections {
-	if cfg.Logger == nil {
-		cfg.Logger = log.NewNopLogger()
-	}
 	s := &Collections{Config: cfg}
 	s.failures.logger = cfg.Logger
 	return s
@@ -80,10 +68,10 @@ func NewCollections(cfg Config) *Collections {
 
 // collection is one round of requests to every enabled endpoint. It runs
 // while a scrape waits for it, so a scrape that joins with a later
-// deadline keeps it going: no scrape gets a worse answer because another
-// one started it. When the last scrape leaves (its deadline passed, or
-// Prometheus hung up) with results pending, its requests are canceled at
-// once and it is never shared again: its failures say nothing of the API.
+// deadline keeps it going. When the last scrape leaves (its deadline
+// passed, or Prometheus hung up) with results pending, its requests are
+// canceled at once and it is never shared again: its failures say nothing
+// of the API.
 type collection struct {
 	ctx     context.Context // not the request's of the scrape that started it: others may join
 	cancel  context.CancelFunc
@@ -111,8 +99,7 @@ type result struct {
 	duration time.Duration
 }
 
-// free reports whether r cost no request: a stored answer still fresh or
-// inside its refresh interval.
+// free reports whether r cost no request: a stored answer fresh or in its refresh interval.
 func (r *result) free() bool {
 	return r.err == nil && (r.reuse == endpoint.ReuseFresh || r.reuse == endpoint.ReuseRefresh)
 }
@@ -137,10 +124,9 @@ func (s *Collections) join(ctx context.Context) *collection {
 }
 
 // joinable reports whether a new scrape may use c: while it is in flight,
-// or, once every result is in, for the cache TTL; never once it was
-// canceled. It looks at the results rather than at c.finished, set a
-// moment after the last result: in that gap a collection is finished, not
-// in flight.
+// or once finished for the cache TTL; never once canceled. It looks at
+// the results, not at c.finished, set a moment after the last result: in
+// that gap a collection is finished, not in flight.
 func (s *Collections) joinable(c *collection) bool {
 	switch {
 	case c.ctx.Err() != nil:
@@ -173,8 +159,7 @@ func (c *collection) pending() bool {
 	return false
 }
 
-// start launches every request of a collection for one waiting scrape.
-// Called with s.mu held.
+// start launches a collection's requests for one waiting scrape; s.mu is held.
 func (s *Collections) start(ctx context.Context) *collection {
 	c := &collection{started: time.Now(), waiters: 1}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -231,4 +216,43 @@ func (s *Collections) backoffRemaining(label string) time.Duration {
 	until, _ := s.backoff.Load(label)
 	t, _ := until.(time.Time)
 	return max(time.Until(t), 0)
+}
+
+// took counts an endpoint's reuse of its stored answer, and logs lasting
+// conditions of its data (invalid values, series over a label cap) when
+// they start and end: a noisy API must not log the same warning a minute.
+func (s *Collections) took(r *result) {
+	label, d := r.endpoint.Label, r.data
+	if r.reuse != endpoint.Fetched && s.Reused != nil {
+		s.Reused.WithLabelValues(label, string(r.reuse)).Inc()
+	}
+	if r.err != nil {
+		return
+	}
+	changed := func(condition string, holds bool) bool {
+		was, _ := s.conditions.Swap(condition, holds)
+		held, _ := was.(bool)
+		return held != holds
+	}
+	switch n := d.Invalid.Total(); {
+	case !changed("invalid "+label, n > 0):
+	case n > 0:
+		level.Warn(s.Logger).Log("msg", "the API sent invalid values; they are left out and counted in global_stability_invalid_values (logged again only once this changes)",
+			"endpoint", label, "invalid", n, "first", d.Invalid.First)
+	default:
+		level.Info(s.Logger).Log("msg", "the API's values are all valid again", "endpoint", label)
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Dropped)) {
+		switch n := d.Dropped[name]; {
+		case !changed("dropped "+label+" "+name, n > 0):
+		case n > 0:
+			level.Warn(s.Logger).Log("msg", "series left out: more distinct label values than --collector.max-label-values (logged again only once this changes)",
+				"endpoint", label, "metric", name, "dropped", n, "limit", s.Endpoint.MaxLabelValues)
+		default:
+			level.Info(s.Logger).Log("msg", "no series left out any more", "endpoint", label, "metric", name)
+		}
+	}
+	if d.Duplicates > 0 {
+		level.Debug(s.Logger).Log("msg", "events repeated on later pages of the walk were counted once", "endpoint", label, "repeated", d.Duplicates)
+	}
 }
