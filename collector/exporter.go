@@ -215,9 +215,7 @@ func (s *Collections) finishScrape(seen []result) {
 		}
 	}
 	s.failures.report(fs)
-	if len(fs) > 0 {
-		st.Why = errorText(fs)
-	}
+	st.Why = errorText(fs) // "" for none
 	s.last.Store(&st)
 }
 

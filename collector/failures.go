@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,10 +84,8 @@ func errorText(failures []failure) string {
 	for _, f := range failures {
 		msg := f.err.Error()
 		at, cause := f.endpoint, msg
-		if strings.HasPrefix(msg, f.endpoint) {
-			if i := strings.Index(msg, ": "); i >= 0 {
-				at, cause = msg[:i], msg[i+2:]
-			}
+		if head, tail, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(head, f.endpoint) {
+			at, cause = head, tail
 		}
 		if _, seen := where[cause]; !seen {
 			causes = append(causes, cause)
@@ -161,13 +160,9 @@ var hints = []struct {
 func failureHint(failures []failure) string {
 	var out []string
 	for _, h := range hints {
-		n := 0
-		for _, f := range failures {
-			if h.match(f) {
-				n++
-			}
-		}
-		if n > 0 && (!h.every || n == len(failures)) {
+		some := slices.ContainsFunc(failures, h.match)
+		all := !slices.ContainsFunc(failures, func(f failure) bool { return !h.match(f) })
+		if some && (all || !h.every) {
 			out = append(out, h.text)
 		}
 	}

@@ -14,10 +14,8 @@ import (
 // APIMetrics are the exporter's long-lived series about its use of the
 // API: what it sent and received, what it reused instead, and the quota
 // the API announces. Register Collectors on the long-lived registry, give
-// Observer to the client and Reused to Collections.
-//
-// For several targets, make them with NewTargetsAPIMetrics and give each
-// target its view (Target): every series then carries the target's name.
+// Observer to the client and Reused to Collections; with several targets,
+// each target's view (Target) carries its name.
 type APIMetrics struct {
 	requests, bytes, Reused *prometheus.CounterVec
 	quota                   []*prometheus.GaugeVec // one per quotas

@@ -128,13 +128,7 @@ func (s *Collections) join(ctx context.Context) *collection {
 // the results, not at c.finished, set a moment after the last result: in
 // that gap a collection is finished, not in flight.
 func (s *Collections) joinable(c *collection) bool {
-	switch {
-	case c.ctx.Err() != nil:
-		return false
-	case c.pending():
-		return true
-	}
-	return s.CacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.CacheTTL)
+	return c.ctx.Err() == nil && (c.pending() || s.CacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.CacheTTL))
 }
 
 // leave releases a collection; when the last scrape leaves before it is
