@@ -66,21 +66,17 @@ func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 	defer s.leave(c)
 	seen, complete := await(ctx, c)
 	s.finishScrape(seen)
-	var shared []*dto.MetricFamily
-	var err error
-	if complete {
-		c.renderOnce.Do(func() { c.families, c.renderErr = s.renderWhole(seen) })
-		shared, err = c.families, c.renderErr
-	} else {
-		shared, err = s.render(func(em *emitter) { em.results(seen) })
+	if !complete { // cut short by its deadline: what it saw is its own
+		return s.render(func(em *emitter) { em.results(seen); s.emitBackoff(em, seen) })
 	}
-	if err != nil {
-		return nil, err
+	c.renderOnce.Do(func() { c.families, c.renderErr = s.renderWhole(seen) })
+	if c.renderErr != nil {
+		return nil, c.renderErr
 	}
 	own, err := s.render(func(em *emitter) { s.emitBackoff(em, seen) })
 	// Not sorted or merged: the handler's prometheus.Gatherers does that
 	// and checks every metric, once for both.
-	return append(slices.Clip(shared), own...), err
+	return append(slices.Clip(c.families), own...), err
 }
 
 // await waits for every result of c until ctx ends and returns what the

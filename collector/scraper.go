@@ -45,7 +45,8 @@ type Config struct {
 // (its function runs on), nor keep a finished result for a TTL.
 type Collections struct {
 	Config
-	conditions sync.Map // lasting condition logged → whether it holds
+	condMu     sync.Mutex
+	conditions map[string]bool // lasting condition logged → whether it holds
 	failures   failureLog
 	last       atomic.Pointer[ScrapeStatus]
 	backoff    sync.Map // endpoint label → when the API's Retry-After lets it be called again
@@ -61,7 +62,7 @@ type Collections struct {
 
 // NewCollections returns Collections for cfg.
 func NewCollections(cfg Config) *Collections {
-	s := &Collections{Config: cfg}
+	s := &Collections{Config: cfg, conditions: map[string]bool{}}
 	s.failures.logger = cfg.Logger
 	return s
 }
@@ -224,8 +225,10 @@ func (s *Collections) took(r *result) {
 		return
 	}
 	changed := func(condition string, holds bool) bool {
-		was, _ := s.conditions.Swap(condition, holds)
-		held, _ := was.(bool)
+		s.condMu.Lock()
+		defer s.condMu.Unlock()
+		held := s.conditions[condition]
+		s.conditions[condition] = holds
 		return held != holds
 	}
 	switch n := d.Invalid.Total(); {
