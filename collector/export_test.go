@@ -39,17 +39,18 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	s := e.scraper
 	c := s.join(e.ctx)
 	defer s.leave(c)
-	outcomes, _ := await(e.ctx, c)
-	em := newEmitter(ch, s.logger)
-	emitOutcomes(em, outcomes)
-	s.emitBackoff(em, outcomes)
-	s.finishScrape(outcomes)
+	seen, _ := await(e.ctx, c)
+	em := &emitter{ch: ch, logger: s.Logger}
+	em.results(seen)
+	s.emitBackoff(em, seen)
+	s.finishScrape(seen)
 }
 
 // allDescs is what Exporter.Describe announces.
 func allDescs() []*prometheus.Desc {
 	out := []*prometheus.Desc{upDesc, scrapeSuccessDesc, scrapeDurationDesc, backoffDesc, labelValuesDroppedDesc, invalidValuesDesc}
-	for _, d := range dataDescs() {
+	descs, _ := dataDescs()
+	for _, d := range descs {
 		out = append(out, d)
 	}
 	return out

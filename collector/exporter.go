@@ -3,93 +3,216 @@ package collector
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// outcome is what one scrape saw of one endpoint: its result, or a
-// deadline error if the scrape's context ended first.
-type outcome struct {
-	*result
-	duration time.Duration
-	err      error
+const namespace = "global_stability"
+
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
 }
 
-// await waits for every result of c until ctx ends. complete says whether
-// every result arrived in time, so that the scrape saw exactly what every
-// other scrape that waits for all of c sees.
-func await(ctx context.Context, c *collection) (outcomes []outcome, complete bool) {
+// The exporter's own series, about its scrapes; those of the API's data are
+// declared with the endpoints. Names and labels are a contract (docs/metrics.md).
+var (
+	upDesc = newDesc("up",
+		"1 when every request of this scrape to the Global Stability API succeeded, else 0.")
+	scrapeSuccessDesc = newDesc("scrape_success",
+		"1 when all requests to this endpoint (all pages) succeeded in this scrape, else 0.", "endpoint")
+	scrapeDurationDesc = newDesc("scrape_duration_seconds",
+		"Wall time of this endpoint's requests (all pages) in this scrape.", "endpoint")
+	backoffDesc = newDesc("api_backoff_seconds",
+		"Time left before the exporter calls this endpoint again, after the API answered 429 or 503 with Retry-After; 0 when not backing off.", "endpoint")
+	labelValuesDroppedDesc = newDesc("label_values_dropped",
+		"Series left out of this scrape because the metric reached --collector.max-label-values distinct label values: the busiest categories and cells are kept, and the first indicators of each pillar in the API's order; or because the API repeated an indicator key.", "metric")
+	invalidValuesDesc = newDesc("invalid_values",
+		"Values of this endpoint's response left out of this scrape because they were missing, null, of the wrong type or implausible, by the spec's field (for lists: items left out). 0 when all were valid; absent when the endpoint failed.", "endpoint", "field")
+)
+
+// dataDescs are the descriptors of the metrics of the endpoint
+// descriptions, made once, and those metrics whose label values come from
+// upstream data, in a stable order, for the dropped-series gauge.
+var dataDescs = sync.OnceValues(func() (descs map[*endpoint.Metric]*prometheus.Desc, capped []*endpoint.Metric) {
+	descs = map[*endpoint.Metric]*prometheus.Desc{}
+	for _, e := range endpoint.All() {
+		for _, m := range e.Metrics() {
+			if _, seen := descs[m]; !seen {
+				descs[m] = prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
+				if m.Capped {
+					capped = append(capped, m)
+				}
+			}
+		}
+	}
+	return descs, capped
+})
+
+// Gather is what the /metrics handler exports for one scrape: the
+// collection it shares and its own back-off gauges. Rendering is where
+// concurrent scrapes cost memory (~7,000 series with every label cap
+// full; 40 scrapes rendering a copy each peaked near 300 MiB), so the
+// scrapes that saw all of a collection share one rendering of it.
+func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
+	c := s.join(ctx)
+	defer s.leave(c)
+	seen, complete := await(ctx, c)
+	s.finishScrape(seen)
+	if !complete { // cut short by its deadline: what it saw is its own
+		return s.render(func(em *emitter) { em.results(seen); s.emitBackoff(em, seen) })
+	}
+	c.renderOnce.Do(func() { c.families, c.renderErr = s.renderWhole(seen) })
+	if c.renderErr != nil {
+		return nil, c.renderErr
+	}
+	own, err := s.render(func(em *emitter) { s.emitBackoff(em, seen) })
+	// Not sorted or merged: the handler's prometheus.Gatherers does that
+	// and checks every metric, once for both.
+	return append(slices.Clip(c.families), own...), err
+}
+
+// await waits for every result of c until ctx ends and returns what the
+// scrape saw: each result, or a deadline error for one not in. complete
+// says the scrape saw what every scrape that waits for all of c sees.
+func await(ctx context.Context, c *collection) (seen []result, complete bool) {
 	complete = true
 	for _, r := range c.results {
-		o := outcome{result: r}
 		select {
 		case <-r.done:
 		case <-ctx.Done():
 		}
 		select {
 		case <-r.done: // a result already in wins over an expired context
-			o.duration, o.err = r.duration, r.err
+			seen = append(seen, *r)
 		default:
 			complete = false
-			o.duration = time.Since(c.started)
-			o.err = fmt.Errorf("no answer within the scrape deadline: %w", context.Cause(ctx))
+			seen = append(seen, result{endpoint: r.endpoint, duration: time.Since(c.started),
+				err: fmt.Errorf("no answer within the scrape deadline: %w", context.Cause(ctx))})
 		}
-		outcomes = append(outcomes, o)
 	}
-	return outcomes, complete
+	return seen, complete
 }
 
-// emitOutcomes sends everything a scrape exports from its outcomes, the
-// back-off gauge aside: each endpoint's data, invalid values and dropped
-// series if it succeeded, its success and duration, and up.
-func emitOutcomes(em *emitter, outcomes []outcome) {
-	up := 1.0
-	for _, o := range outcomes {
-		success := 1.0
-		if o.err != nil {
-			success, up = 0, 0
-		} else {
-			em.endpoint(o.endpoint, o.data)
+// renderWhole renders a collection that its scrapes saw whole. With the
+// store warm each scrape has a collection of its own (40 at once rendered
+// 40 copies, 182 MiB over idle), so when every answer was reused without a
+// request, the last rendering of the very same answers is handed over.
+func (s *Collections) renderWhole(seen []result) ([]*dto.MetricFamily, error) {
+	// Each answer by its first sample: a stored answer's are never copied.
+	from := make([]*endpoint.Sample, len(seen))
+	for i, r := range seen {
+		if !r.free() || len(r.data.Samples) == 0 {
+			from = nil
+			break
 		}
-		em.gauge(scrapeSuccessDesc, success, o.endpoint.Label)
-		em.gauge(scrapeDurationDesc, o.duration.Seconds(), o.endpoint.Label)
+		from[i] = &r.data.Samples[0]
 	}
-	em.gauge(upDesc, up)
-	em.finish()
+	s.renderMu.Lock()
+	defer s.renderMu.Unlock()
+	if from != nil && slices.Equal(from, s.renderedFrom) {
+		return s.rendered, nil
+	}
+	s.renderedFrom, s.rendered = nil, nil // held no longer than it can be shared
+	fams, err := s.render(func(em *emitter) { em.results(seen) })
+	if err == nil && from != nil {
+		s.renderedFrom, s.rendered = from, fams
+	}
+	return fams, err
+}
+
+// render gathers what emit sends into metric families. They are never
+// changed afterwards, so scrapes may share them: encoding only reads.
+func (s *Collections) render(emit func(*emitter)) ([]*dto.MetricFamily, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(unchecked(func(ch chan<- prometheus.Metric) { emit(&emitter{ch: ch, logger: s.Logger}) }))
+	return reg.Gather()
+}
+
+// unchecked describes nothing, so a registry takes it as unchecked: its
+// metrics are checked as they are gathered, not against a description.
+type unchecked func(chan<- prometheus.Metric)
+
+func (unchecked) Describe(chan<- *prometheus.Desc)      {}
+func (f unchecked) Collect(ch chan<- prometheus.Metric) { f(ch) }
+
+// emitter sends one scrape's metrics.
+type emitter struct {
+	ch     chan<- prometheus.Metric
+	logger log.Logger
+}
+
+// gauge sends a series. Label values from upstream data are valid UTF-8 and
+// at most client.Config.MaxNameBytes long: the client decodes them so.
+func (e *emitter) gauge(desc *prometheus.Desc, v float64, labels ...string) {
+	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	if err != nil {
+		level.Warn(e.logger).Log("msg", "series left out", "err", err) // a safety net; never seen
+		return
+	}
+	e.ch <- m
+}
+
+// results sends what a scrape exports of what it saw, the back-off aside:
+// the data, invalid values and dropped series of each endpoint that
+// succeeded, each one's success and duration, and up.
+func (e *emitter) results(seen []result) {
+	descs, capped := dataDescs()
+	up := 1.0
+	dropped := map[string]int{} // capped metric name → series left out
+	for _, r := range seen {
+		success := 0.0
+		if r.err == nil {
+			success = 1
+			for _, s := range r.data.Samples {
+				e.gauge(descs[s.Metric], s.Value, s.Labels...)
+			}
+			for _, f := range r.endpoint.InvalidFields() {
+				e.gauge(invalidValuesDesc, float64(r.data.Invalid.Counts[f]), r.endpoint.Label, f)
+			}
+			for name, n := range r.data.Dropped {
+				dropped[name] += n
+			}
+		}
+		up = min(up, success)
+		e.gauge(scrapeSuccessDesc, success, r.endpoint.Label)
+		e.gauge(scrapeDurationDesc, r.duration.Seconds(), r.endpoint.Label)
+	}
+	e.gauge(upDesc, up)
+	for _, m := range capped {
+		e.gauge(labelValuesDroppedDesc, float64(dropped[m.Name]), m.Name)
+	}
 }
 
 // emitBackoff sends the back-off gauge of each endpoint: time left now, so
 // it belongs to the scrape, not to the collection it shares.
-func (s *Collections) emitBackoff(em *emitter, outcomes []outcome) {
-	for _, o := range outcomes {
-		em.gauge(backoffDesc, s.backoffRemaining(o.endpoint.Label).Seconds(), o.endpoint.Label)
+func (s *Collections) emitBackoff(em *emitter, seen []result) {
+	for _, r := range seen {
+		em.gauge(backoffDesc, s.backoffRemaining(r.endpoint.Label).Seconds(), r.endpoint.Label)
 	}
-}
-
-func failures(outcomes []outcome) []failure {
-	var fs []failure
-	for _, o := range outcomes {
-		if o.err != nil {
-			fs = append(fs, failure{o.endpoint.Label, o.err, o.endpoint.Paged})
-		}
-	}
-	return fs
 }
 
 // finishScrape logs a scrape's failures (see failureLog) and keeps its
 // outcome for LastScrape.
-func (s *Collections) finishScrape(outcomes []outcome) {
-	fs := failures(outcomes)
+func (s *Collections) finishScrape(seen []result) {
+	var fs []failure
+	st := ScrapeStatus{At: time.Now(), Endpoints: len(seen)}
+	for _, r := range seen {
+		if r.err != nil {
+			fs = append(fs, failure{r.endpoint.Label, r.err, r.endpoint.Paged})
+			st.Failed = append(st.Failed, r.endpoint.Label)
+		}
+	}
 	s.failures.report(fs)
-	st := ScrapeStatus{At: time.Now(), Endpoints: len(outcomes)}
-	for _, f := range fs {
-		st.Failed = append(st.Failed, f.endpoint)
-	}
-	if len(fs) > 0 {
-		st.Why = errorText(fs)
-	}
-	s.lastMu.Lock()
-	s.last = &st
-	s.lastMu.Unlock()
+	st.Why = errorText(fs) // "" for none
+	s.last.Store(&st)
 }
 
 // ScrapeStatus is what the last scrape saw, for the landing page.
@@ -103,10 +226,8 @@ type ScrapeStatus struct {
 // LastScrape returns the outcome of the latest scrape, or false before the
 // first.
 func (s *Collections) LastScrape() (ScrapeStatus, bool) {
-	s.lastMu.Lock()
-	defer s.lastMu.Unlock()
-	if s.last == nil {
-		return ScrapeStatus{}, false
+	if st := s.last.Load(); st != nil {
+		return *st, true
 	}
-	return *s.last, true
+	return ScrapeStatus{}, false
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,9 +36,7 @@ type failure struct {
 // same kind of error) at most every failureRepeat, saying how many scrapes
 // it left out; and one line when every endpoint answers again.
 type failureLog struct {
-	logger log.Logger
-	now    func() time.Time
-
+	logger     log.Logger
 	mu         sync.Mutex
 	last       string    // signature of the failures last logged; "" when none
 	loggedAt   time.Time // when they were logged
@@ -48,32 +47,29 @@ type failureLog struct {
 func (l *failureLog) report(failures []failure) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
-	if len(failures) == 0 {
-		if l.last != "" {
-			level.Info(l.logger).Log("msg", "every endpoint answers again")
-			l.last, l.suppressed = "", 0
-		}
-		return
-	}
 	sig := signature(failures)
-	if sig == l.last && now.Sub(l.loggedAt) < failureRepeat {
+	switch {
+	case sig == "" && l.last != "":
+		level.Info(l.logger).Log("msg", "every endpoint answers again")
+	case sig == "":
+	case sig == l.last && time.Since(l.loggedAt) < failureRepeat:
 		l.suppressed++
 		return
+	default:
+		endpoints := make([]string, len(failures))
+		for i, f := range failures {
+			endpoints[i] = f.endpoint
+		}
+		kv := []any{"msg", "scrape failed", "failed_endpoints", strings.Join(endpoints, ","), "err", errorText(failures)}
+		if hint := failureHint(failures); hint != "" {
+			kv = append(kv, "hint", hint)
+		}
+		if sig == l.last && l.suppressed > 0 {
+			kv = append(kv, "same_failures_not_logged", l.suppressed, "since", l.loggedAt.UTC().Format(time.RFC3339))
+		}
+		level.Error(l.logger).Log(kv...)
 	}
-	endpoints := make([]string, len(failures))
-	for i, f := range failures {
-		endpoints[i] = f.endpoint
-	}
-	kv := []any{"msg", "scrape failed", "failed_endpoints", strings.Join(endpoints, ","), "err", errorText(failures)}
-	if hint := failureHint(failures); hint != "" {
-		kv = append(kv, "hint", hint)
-	}
-	if sig == l.last && l.suppressed > 0 {
-		kv = append(kv, "same_failures_not_logged", l.suppressed, "since", l.loggedAt.UTC().Format(time.RFC3339))
-	}
-	level.Error(l.logger).Log(kv...)
-	l.last, l.loggedAt, l.suppressed = sig, now, 0
+	l.last, l.loggedAt, l.suppressed = sig, time.Now(), 0
 }
 
 // errorText says what went wrong with each endpoint, once per distinct
@@ -83,21 +79,23 @@ func errorText(failures []failure) string {
 	var (
 		causes []string                // in order of first appearance
 		where  = map[string][]string{} // cause → the endpoints (and pages) it hit
+		paged  bool                    // a page after the first is named, which failed_endpoints does not say
 	)
 	for _, f := range failures {
 		msg := f.err.Error()
 		at, cause := f.endpoint, msg
-		if strings.HasPrefix(msg, f.endpoint) {
-			if i := strings.Index(msg, ": "); i >= 0 {
-				at, cause = msg[:i], msg[i+2:]
-			}
+		if head, tail, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(head, f.endpoint) {
+			at, cause = head, tail
 		}
 		if _, seen := where[cause]; !seen {
 			causes = append(causes, cause)
 		}
 		where[cause] = append(where[cause], at)
+		if _, page, ok := strings.Cut(at, " page "); ok && page != "1" {
+			paged = true
+		}
 	}
-	if len(causes) == 1 && !paged(where[causes[0]]) {
+	if len(causes) == 1 && !paged {
 		// One cause of every failure: the line's failed_endpoints names
 		// them already (a refused key would name all eight twice).
 		return causes[0]
@@ -107,17 +105,6 @@ func errorText(failures []failure) string {
 		parts[i] = strings.Join(where[c], ", ") + ": " + c
 	}
 	return strings.Join(parts, "; ")
-}
-
-// paged reports whether a place names a page after the first, which
-// failed_endpoints does not say.
-func paged(places []string) bool {
-	for _, p := range places {
-		if i := strings.LastIndex(p, " page "); i >= 0 && p[i+len(" page "):] != "1" {
-			return true
-		}
-	}
-	return false
 }
 
 // numbers lets a signature ignore what changes from one scrape to the next
@@ -130,81 +117,54 @@ var numbers = regexp.MustCompile(`[0-9][0-9.hmsuµn]*`)
 func signature(failures []failure) string {
 	var b strings.Builder
 	for _, f := range failures {
-		b.WriteString(f.endpoint)
-		b.WriteByte('=')
-		var status *client.StatusError
-		if errors.As(f.err, &status) {
-			b.WriteString("HTTP " + strconv.Itoa(status.StatusCode))
+		if status, ok := errors.AsType[*client.StatusError](f.err); ok {
+			b.WriteString(f.endpoint + "=HTTP " + strconv.Itoa(status.StatusCode) + "\n")
 		} else {
-			b.WriteString(numbers.ReplaceAllString(f.err.Error(), "#"))
+			b.WriteString(f.endpoint + "=" + numbers.ReplaceAllString(f.err.Error(), "#") + "\n")
 		}
-		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-// failureHint names the likely fix when the failures point at the
-// configuration rather than at the API, one hint per cause.
+func is[E error](err error) bool { _, ok := errors.AsType[E](err); return ok }
+
+// hints name the likely fix when failures point at the configuration
+// rather than at the API, in this order. One that needs every failure to
+// match is the API's trouble when other endpoints answer.
+var hints = []struct {
+	every bool
+	match func(failure) bool
+	text  string
+}{
+	{false, func(f failure) bool { return errors.Is(f.err, client.ErrRedirectRefused) },
+		"the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to"},
+	{false, func(f failure) bool {
+		return is[*tls.CertificateVerificationError](f.err) || is[x509.UnknownAuthorityError](f.err) || is[x509.HostnameError](f.err) || is[x509.CertificateInvalidError](f.err)
+	}, "the API's TLS certificate was not accepted (signed by an authority this machine does not trust, such as a private CA or a TLS-inspecting proxy, issued for another name, or expired): if the API's certificate comes from a private CA, pass that CA's certificate with --api.tls.ca-file"},
+	{false, func(f failure) bool {
+		return is[tls.RecordHeaderError](f.err) || strings.Contains(f.err.Error(), "server gave HTTP response to HTTPS client")
+	}, "--api.url says https://, but the server answered in plain HTTP: use the port where the API speaks TLS, or http:// for a plain-HTTP proxy on a network you trust"},
+	{false, func(f failure) bool { return errors.Is(f.err, client.ErrAuth) },
+		"the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API"},
+	{true, func(f failure) bool { return errors.Is(f.err, syscall.ECONNREFUSED) || is[*net.DNSError](f.err) },
+		"no endpoint could be reached (connection refused, or a host name that does not resolve): check the host and port of --api.url, and that this machine can reach the API"},
+	{true, func(f failure) bool { return errors.Is(f.err, client.ErrNotFound) },
+		"every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself"},
+	{false, func(f failure) bool { return errors.Is(f.err, client.ErrBodyTooLarge) && !f.paged },
+		"a response was larger than its limit: raise --api.max-document-bytes if the API's bodies are really that large"},
+	{false, func(f failure) bool { return errors.Is(f.err, client.ErrBodyTooLarge) && f.paged },
+		"a response was larger than its limit: raise --api.max-response-bytes if the API's bodies are really that large"},
+}
+
+// failureHint is the hints that failures match, "" for none.
 func failureHint(failures []failure) string {
-	var (
-		hints                 []string
-		notFound, unreachable int
-		auth, redirected      bool
-		tlsVerify, plainHTTP  bool
-		tooLarge              = map[string]bool{} // flags that would raise the limit hit
-	)
-	for _, f := range failures {
-		var (
-			dnsErr     *net.DNSError
-			verifyErr  *tls.CertificateVerificationError
-			recordErr  tls.RecordHeaderError
-			unknownCA  x509.UnknownAuthorityError
-			wrongHost  x509.HostnameError
-			invalidErr x509.CertificateInvalidError
-		)
-		switch {
-		case errors.As(f.err, &verifyErr), errors.As(f.err, &unknownCA), errors.As(f.err, &wrongHost), errors.As(f.err, &invalidErr):
-			tlsVerify = true
-		case errors.As(f.err, &recordErr), strings.Contains(f.err.Error(), "server gave HTTP response to HTTPS client"):
-			plainHTTP = true
-		case errors.Is(f.err, syscall.ECONNREFUSED), errors.As(f.err, &dnsErr):
-			unreachable++
-		case errors.Is(f.err, client.ErrAuth):
-			auth = true
-		case errors.Is(f.err, client.ErrNotFound):
-			notFound++
-		case errors.Is(f.err, client.ErrRedirectRefused):
-			redirected = true
-		case errors.Is(f.err, client.ErrBodyTooLarge):
-			if f.paged {
-				tooLarge["--api.max-response-bytes"] = true
-			} else {
-				tooLarge["--api.max-document-bytes"] = true
-			}
+	var out []string
+	for _, h := range hints {
+		some := slices.ContainsFunc(failures, h.match)
+		all := !slices.ContainsFunc(failures, func(f failure) bool { return !h.match(f) })
+		if some && (all || !h.every) {
+			out = append(out, h.text)
 		}
 	}
-	if redirected {
-		hints = append(hints, "the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to")
-	}
-	if tlsVerify {
-		hints = append(hints, "the API's TLS certificate was not accepted (signed by an authority this machine does not trust, such as a private CA or a TLS-inspecting proxy, issued for another name, or expired): if the API's certificate comes from a private CA, pass that CA's certificate with --api.tls.ca-file")
-	}
-	if plainHTTP {
-		hints = append(hints, "--api.url says https://, but the server answered in plain HTTP: use the port where the API speaks TLS, or http:// for a plain-HTTP proxy on a network you trust")
-	}
-	if auth {
-		hints = append(hints, "the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API")
-	}
-	if unreachable > 0 && unreachable == len(failures) {
-		hints = append(hints, "no endpoint could be reached (connection refused, or a host name that does not resolve): check the host and port of --api.url, and that this machine can reach the API")
-	}
-	if notFound > 0 && notFound == len(failures) {
-		hints = append(hints, "every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself")
-	}
-	for _, flag := range []string{"--api.max-document-bytes", "--api.max-response-bytes"} {
-		if tooLarge[flag] {
-			hints = append(hints, "a response was larger than its limit: raise "+flag+" if the API's bodies are really that large")
-		}
-	}
-	return strings.Join(hints, "; ")
+	return strings.Join(out, "; ")
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-kit/log"
@@ -26,75 +27,76 @@ import (
 // failureRepeat (with a count of the scrapes left out), other failures at
 // once, and the recovery once.
 func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
-	var buf bytes.Buffer
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	l := &failureLog{logger: log.NewLogfmtLogger(&buf), now: func() time.Time { return now }}
-	lines := func() []string {
-		defer buf.Reset()
-		if buf.Len() == 0 {
-			return nil
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		l := &failureLog{logger: log.NewLogfmtLogger(&buf)}
+		lines := func() []string {
+			defer buf.Reset()
+			if buf.Len() == 0 {
+				return nil
+			}
+			return strings.Split(strings.TrimSpace(buf.String()), "\n")
 		}
-		return strings.Split(strings.TrimSpace(buf.String()), "\n")
-	}
-	outage := func(retryAfter time.Duration) []failure {
-		return []failure{
-			{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: retryAfter}},
-			{endpoint: "briefings", err: fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", retryAfter)},
+		outage := func(retryAfter time.Duration) []failure {
+			return []failure{
+				{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: retryAfter}},
+				{endpoint: "briefings", err: fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", retryAfter)},
+			}
 		}
-	}
 
-	l.report(outage(60 * time.Second))
-	got := lines()
-	if len(got) != 1 || strings.Contains(got[0], "hint=") || strings.Contains(got[0], "not_logged") {
-		t.Errorf("a 503 needs no configuration hint, and nothing was left out yet: %q", got)
-	}
-	if len(got) != 1 || !strings.Contains(got[0], `failed_endpoints=conflict,briefings `) ||
-		!strings.Contains(got[0], "conflict: HTTP 503") || !strings.Contains(got[0], "briefings: not requested") {
-		t.Fatalf("first failure: want one line naming both endpoints and why, got %q", got)
-	}
-	// Every 15 s for just under failureRepeat: the countdown changes, the
-	// failures do not.
-	for i := 1; i < int(failureRepeat/(15*time.Second)); i++ {
-		now = now.Add(15 * time.Second)
-		l.report(outage(60*time.Second - time.Duration(i)*time.Second))
-	}
-	if got := lines(); got != nil {
-		t.Errorf("the same failures within %s were logged again: %q", failureRepeat, got)
-	}
-	now = now.Add(15 * time.Second)
-	l.report(outage(time.Second))
-	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "same_failures_not_logged=19") {
-		t.Errorf("after %s: want the failures again with the 19 scrapes left out, got %q", failureRepeat, got)
-	}
-	// Another failure is news at once.
-	now = now.Add(15 * time.Second)
-	l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
-	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "HTTP 500") || strings.Contains(got[0], "not_logged") {
-		t.Errorf("a different failure: want it logged at once, got %q", got)
-	}
-	// Recovery: one line, then nothing.
-	l.report(nil)
-	l.report(nil)
-	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "every endpoint answers again") {
-		t.Errorf("recovery: want one line, got %q", got)
-	}
-	// And a failure after recovery is news again, even if it is the old one.
-	l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
-	if got := lines(); len(got) != 1 {
-		t.Errorf("the old failure after a recovery: want it logged, got %q", got)
-	}
-	// Scraped less often than failureRepeat: each scrape's line, with
-	// nothing said about scrapes left out, since none were.
-	now = now.Add(failureRepeat + time.Second)
-	l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
-	if got := lines(); len(got) != 1 || strings.Contains(got[0], "not_logged") {
-		t.Errorf("a slow scrape's repeat: want one line without a count, got %q", got)
-	}
-	// A refused key: the line carries the hint.
-	l.report([]failure{{endpoint: "summaries", err: &client.StatusError{Endpoint: "summaries", StatusCode: 401}}})
-	if got := lines(); len(got) != 1 || !strings.Contains(got[0], "hint=") {
-		t.Errorf("a 401: want the hint in the line, got %q", got)
-	}
+		l.report(outage(60 * time.Second))
+		got := lines()
+		if len(got) != 1 || strings.Contains(got[0], "hint=") || strings.Contains(got[0], "not_logged") {
+			t.Errorf("a 503 needs no configuration hint, and nothing was left out yet: %q", got)
+		}
+		if len(got) != 1 || !strings.Contains(got[0], `failed_endpoints=conflict,briefings `) ||
+			!strings.Contains(got[0], "conflict: HTTP 503") || !strings.Contains(got[0], "briefings: not requested") {
+			t.Fatalf("first failure: want one line naming both endpoints and why, got %q", got)
+		}
+		// Every 15 s for just under failureRepeat: the countdown changes, the
+		// failures do not.
+		for i := 1; i < int(failureRepeat/(15*time.Second)); i++ {
+			time.Sleep(15 * time.Second)
+			l.report(outage(60*time.Second - time.Duration(i)*time.Second))
+		}
+		if got := lines(); got != nil {
+			t.Errorf("the same failures within %s were logged again: %q", failureRepeat, got)
+		}
+		time.Sleep(15 * time.Second)
+		l.report(outage(time.Second))
+		if got := lines(); len(got) != 1 || !strings.Contains(got[0], "same_failures_not_logged=19") {
+			t.Errorf("after %s: want the failures again with the 19 scrapes left out, got %q", failureRepeat, got)
+		}
+		// Another failure is news at once.
+		time.Sleep(15 * time.Second)
+		l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+		if got := lines(); len(got) != 1 || !strings.Contains(got[0], "HTTP 500") || strings.Contains(got[0], "not_logged") {
+			t.Errorf("a different failure: want it logged at once, got %q", got)
+		}
+		// Recovery: one line, then nothing.
+		l.report(nil)
+		l.report(nil)
+		if got := lines(); len(got) != 1 || !strings.Contains(got[0], "every endpoint answers again") {
+			t.Errorf("recovery: want one line, got %q", got)
+		}
+		// And a failure after recovery is news again, even if it is the old one.
+		l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+		if got := lines(); len(got) != 1 {
+			t.Errorf("the old failure after a recovery: want it logged, got %q", got)
+		}
+		// Scraped less often than failureRepeat: each scrape's line, with
+		// nothing said about scrapes left out, since none were.
+		time.Sleep(failureRepeat + time.Second)
+		l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+		if got := lines(); len(got) != 1 || strings.Contains(got[0], "not_logged") {
+			t.Errorf("a slow scrape's repeat: want one line without a count, got %q", got)
+		}
+		// A refused key: the line carries the hint.
+		l.report([]failure{{endpoint: "summaries", err: &client.StatusError{Endpoint: "summaries", StatusCode: 401}}})
+		if got := lines(); len(got) != 1 || !strings.Contains(got[0], "hint=") {
+			t.Errorf("a 401: want the hint in the line, got %q", got)
+		}
+	})
 }
 
 func TestFailureHints(t *testing.T) {

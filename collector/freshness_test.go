@@ -48,7 +48,7 @@ func newCachingEnv(t *testing.T, upstream http.Handler, store *endpoint.Store, e
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics.Collectors()...)
-	cfg := collector.Config{Client: cl, Endpoints: endpoints, Reused: metrics.Reused,
+	cfg := collector.Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoints, Reused: metrics.Reused,
 		Endpoint: endpoint.Config{Store: store, Refresh: map[string]time.Duration{endpoint.Summary.Label: refresh}}}
 	return &cachingEnv{handler: handler.New(handler.Options{
 		Collections: collector.NewCollections(cfg), Gatherer: reg, Logger: log.NewNopLogger(),

@@ -196,7 +196,7 @@ func TestEveryReadBoundary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := collector.Config{Client: cl, Endpoint: endpoint.Config{Now: func() time.Time { return fixedNow }}}
+		cfg := collector.Config{Client: cl, Logger: log.NewNopLogger(), Endpoint: endpoint.Config{Now: func() time.Time { return fixedNow }}}
 		allOn(&cfg)
 		h := handler.New(handler.Options{Collections: collector.NewCollections(cfg), Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second})
 		rec := httptest.NewRecorder()

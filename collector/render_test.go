@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
@@ -40,7 +41,7 @@ func TestScrapesThatSawAllShareOneRendering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewCollections(Config{Client: cl, Endpoints: endpoint.All()})
+	s := NewCollections(Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All()})
 
 	var wg sync.WaitGroup
 	results := make([][]*dto.MetricFamily, 3)
@@ -118,7 +119,7 @@ func TestAWarmStoreSharesOneRendering(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := endpoint.NewStore(true)
-	s := NewCollections(Config{Client: cl, Endpoints: endpoint.All(), Endpoint: endpoint.Config{Store: store}})
+	s := NewCollections(Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All(), Endpoint: endpoint.Config{Store: store}})
 	gather := func() *dto.Metric {
 		fams, err := s.Gather(context.Background())
 		if err != nil {
@@ -134,7 +135,7 @@ func TestAWarmStoreSharesOneRendering(t *testing.T) {
 	if first == fetched {
 		t.Error("the collection that fetched the answers shares its rendering with those reusing them: its durations differ")
 	}
-	s.config.Store = endpoint.NewStore(true) // every answer new again
+	s.Endpoint.Store = endpoint.NewStore(true) // every answer new again
 	if third, fourth := gather(), gather(); third == first || fourth == first || fourth == third {
 		t.Error("new answers were given an old rendering, or the fetch's rendering was shared")
 	}

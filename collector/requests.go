@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"slices"
+
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,55 +14,55 @@ import (
 // APIMetrics are the exporter's long-lived series about its use of the
 // API: what it sent and received, what it reused instead, and the quota
 // the API announces. Register Collectors on the long-lived registry, give
-// Observer to the client and Reused to Collections.
-//
-// For several targets, make them with NewTargetsAPIMetrics and give each
-// target its view (Target): every series then carries the target's name.
+// Observer to the client and Reused to Collections; with several targets,
+// each target's view (Target) carries its name.
 type APIMetrics struct {
-	Requests *prometheus.CounterVec
-	Bytes    *prometheus.CounterVec
-	Reused   *prometheus.CounterVec
+	requests, bytes, Reused *prometheus.CounterVec
+	quota                   []*prometheus.GaugeVec // one per quotas
+}
 
-	limit, remaining, reset, window *prometheus.GaugeVec
+// quotas are the gauges of the quota the API announces, each with its
+// value in a response, if the response says.
+var quotas = []struct {
+	name, help string
+	value      func(client.RateLimit) (float64, bool)
+}{
+	{"api_rate_limit_limit", "Requests the API's quota allows per window, from its latest response of the endpoint (X-RateLimit-Limit, RateLimit-Limit, RateLimit or RateLimit-Policy). Absent when the API sends none.",
+		func(q client.RateLimit) (float64, bool) { return q.Limit, q.Limit >= 0 }},
+	{"api_rate_limit_remaining", "Requests left in the API's current quota window, from its latest response of the endpoint (X-RateLimit-Remaining, RateLimit-Remaining or RateLimit). Absent when the API sends none.",
+		func(q client.RateLimit) (float64, bool) { return q.Remaining, q.Remaining >= 0 }},
+	// Unix seconds and nanoseconds apart: UnixNano overflows after 2262,
+	// and a reset in the year 9999 is a date the API may send.
+	{"api_rate_limit_reset_timestamp_seconds", "When the API's quota window resets, as Unix seconds, from its latest response of the endpoint (X-RateLimit-Reset, RateLimit-Reset or RateLimit). Absent when the API sends none.",
+		func(q client.RateLimit) (float64, bool) {
+			return float64(q.Reset.Unix()) + float64(q.Reset.Nanosecond())/1e9, !q.Reset.IsZero()
+		}},
+	{"api_rate_limit_window_seconds", "Length of the API's quota window, from its latest response of the endpoint (a w= parameter). Absent when the API sends none.",
+		func(q client.RateLimit) (float64, bool) { return q.Window.Seconds(), q.Window > 0 }},
 }
 
 // NewAPIMetrics returns the metrics of one API account, with a zero for
 // each endpoint of labels and reason, so that rate() sees the first reuse.
-func NewAPIMetrics(labels []string) *APIMetrics {
-	m := newAPIMetrics()
-	return m.Target(nil, labels)
-}
+func NewAPIMetrics(labels []string) *APIMetrics { return newAPIMetrics().Target(nil, labels) }
 
 // NewTargetsAPIMetrics returns the metrics of several API accounts: each
 // series has a target label first. Take each target's view with Target.
 func NewTargetsAPIMetrics() *APIMetrics { return newAPIMetrics("target") }
 
 func newAPIMetrics(first ...string) *APIMetrics {
-	labels := func(names ...string) []string { return append(append([]string{}, first...), names...) }
-	gauge := func(name, help string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels("endpoint"))
+	labels := func(names ...string) []string { return append(slices.Clone(first), names...) }
+	counter := func(name, help string, names ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels(names...))
 	}
-	return &APIMetrics{
-		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
-			Name:      "api_requests_total",
-			Help:      "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (304: the API confirmed what was stored; \"error\" when no response arrived).",
-		}, labels("endpoint", "code")),
-		Bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
-			Name:      "api_received_bytes_total",
-			Help:      "Body bytes received from the Global Stability API, as sent (compressed if gzip), by endpoint.",
-		}, labels("endpoint")),
-		Reused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace,
-			Name:      "api_responses_reused_total",
-			Help:      "Collections of an endpoint that reused its stored answer instead of a new body, by reason: fresh (the API's Cache-Control or Expires allowed it; no request), not_modified (the API answered 304), refresh_interval (the spec's refresh interval had not passed since its as_of; no request).",
-		}, labels("endpoint", "reason")),
-		limit:     gauge("api_rate_limit_limit", "Requests the API's quota allows per window, from its latest response of the endpoint (X-RateLimit-Limit, RateLimit-Limit, RateLimit or RateLimit-Policy). Absent when the API sends none."),
-		remaining: gauge("api_rate_limit_remaining", "Requests left in the API's current quota window, from its latest response of the endpoint (X-RateLimit-Remaining, RateLimit-Remaining or RateLimit). Absent when the API sends none."),
-		reset:     gauge("api_rate_limit_reset_timestamp_seconds", "When the API's quota window resets, as Unix seconds, from its latest response of the endpoint (X-RateLimit-Reset, RateLimit-Reset or RateLimit). Absent when the API sends none."),
-		window:    gauge("api_rate_limit_window_seconds", "Length of the API's quota window, from its latest response of the endpoint (a w= parameter). Absent when the API sends none."),
+	m := &APIMetrics{
+		requests: counter("api_requests_total", "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (304: the API confirmed what was stored; \"error\" when no response arrived).", "endpoint", "code"),
+		bytes:    counter("api_received_bytes_total", "Body bytes received from the Global Stability API, as sent (compressed if gzip), by endpoint.", "endpoint"),
+		Reused:   counter("api_responses_reused_total", "Collections of an endpoint that reused its stored answer instead of a new body, by reason: fresh (the API's Cache-Control or Expires allowed it; no request), not_modified (the API answered 304), refresh_interval (the spec's refresh interval had not passed since its as_of; no request).", "endpoint", "reason"),
 	}
+	for _, q := range quotas {
+		m.quota = append(m.quota, prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: q.name, Help: q.help}, labels("endpoint")))
+	}
+	return m
 }
 
 // Target returns the view of one target (its values of the labels m was
@@ -70,14 +72,13 @@ func (m *APIMetrics) Target(values []string, endpoints []string) *APIMetrics {
 	v := m
 	if len(values) > 0 {
 		curry := prometheus.Labels{"target": values[0]}
-		v = &APIMetrics{
-			Requests: m.Requests.MustCurryWith(curry), Bytes: m.Bytes.MustCurryWith(curry), Reused: m.Reused.MustCurryWith(curry),
-			limit: m.limit.MustCurryWith(curry), remaining: m.remaining.MustCurryWith(curry),
-			reset: m.reset.MustCurryWith(curry), window: m.window.MustCurryWith(curry),
+		v = &APIMetrics{requests: m.requests.MustCurryWith(curry), bytes: m.bytes.MustCurryWith(curry), Reused: m.Reused.MustCurryWith(curry)}
+		for _, g := range m.quota {
+			v.quota = append(v.quota, g.MustCurryWith(curry))
 		}
 	}
 	for _, l := range endpoints {
-		v.Bytes.WithLabelValues(l)
+		v.bytes.WithLabelValues(l)
 		for _, r := range endpoint.Reasons {
 			v.Reused.WithLabelValues(l, string(r))
 		}
@@ -87,17 +88,18 @@ func (m *APIMetrics) Target(values []string, endpoints []string) *APIMetrics {
 
 // Forget removes every series of a target that is gone.
 func (m *APIMetrics) Forget(target string) {
-	match := prometheus.Labels{"target": target}
-	for _, vec := range []interface {
-		DeletePartialMatch(prometheus.Labels) int
-	}{m.Requests, m.Bytes, m.Reused, m.limit, m.remaining, m.reset, m.window} {
-		vec.DeletePartialMatch(match)
+	for _, c := range m.Collectors() {
+		c.(*prometheus.MetricVec).DeletePartialMatch(prometheus.Labels{"target": target})
 	}
 }
 
 // Collectors returns every metric, to register.
 func (m *APIMetrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Requests, m.Bytes, m.Reused, m.limit, m.remaining, m.reset, m.window}
+	out := []prometheus.Collector{m.requests.MetricVec, m.bytes.MetricVec, m.Reused.MetricVec}
+	for _, g := range m.quota {
+		out = append(out, g.MetricVec)
+	}
+	return out
 }
 
 // Observer returns a client.Config.Observe that counts every API request
@@ -105,34 +107,21 @@ func (m *APIMetrics) Collectors() []prometheus.Collector {
 // endpoint, page (for a paginated endpoint), status, bytes and duration.
 func (m *APIMetrics) Observer(logger log.Logger) func(client.Request) {
 	return func(r client.Request) {
-		m.Requests.WithLabelValues(r.Endpoint, r.Code).Inc()
-		m.Bytes.WithLabelValues(r.Endpoint).Add(float64(r.Bytes))
-		if r.Code != "error" {
-			m.setQuota(r.Endpoint, r.RateLimit)
+		m.requests.WithLabelValues(r.Endpoint, r.Code).Inc()
+		m.bytes.WithLabelValues(r.Endpoint).Add(float64(r.Bytes))
+		for i, q := range quotas {
+			switch v, ok := q.value(r.RateLimit); {
+			case r.Code == "error": // no response: nothing announced
+			case ok:
+				m.quota[i].WithLabelValues(r.Endpoint).Set(v)
+			default: // a quota the API stopped sending is not left standing
+				m.quota[i].DeleteLabelValues(r.Endpoint)
+			}
 		}
 		kv := []any{"msg", "API request", "endpoint", r.Endpoint}
 		if r.Page > 0 {
 			kv = append(kv, "page", r.Page)
 		}
-		kv = append(kv, "status", r.Code, "bytes", r.Bytes, "duration", r.Duration)
-		level.Debug(logger).Log(kv...)
+		level.Debug(logger).Log(append(kv, "status", r.Code, "bytes", r.Bytes, "duration", r.Duration)...)
 	}
-}
-
-// setQuota exports what the response announced and removes what it did
-// not: a quota the API stopped sending is not left standing.
-func (m *APIMetrics) setQuota(label string, q client.RateLimit) {
-	set := func(g *prometheus.GaugeVec, v float64, ok bool) {
-		if ok {
-			g.WithLabelValues(label).Set(v)
-		} else {
-			g.DeleteLabelValues(label)
-		}
-	}
-	set(m.limit, q.Limit, q.Limit >= 0)
-	set(m.remaining, q.Remaining, q.Remaining >= 0)
-	// Unix seconds and nanoseconds apart: UnixNano overflows after 2262,
-	// and a reset in the year 9999 is a date the API may send.
-	set(m.reset, float64(q.Reset.Unix())+float64(q.Reset.Nanosecond())/1e9, !q.Reset.IsZero())
-	set(m.window, q.Window.Seconds(), q.Window > 0)
 }

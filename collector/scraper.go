@@ -1,19 +1,18 @@
-// Package collector turns one scrape into one collection from the Global
+// Package collector turns each scrape into a collection from the Global
 // Stability API: every enabled endpoint fetched concurrently under the
-// scrape's deadline, each endpoint's data exported as const metrics, and
-// each endpoint's outcome as global_stability_scrape_success.
-//
-// Scrapes that arrive while a collection is in flight join it instead of
-// starting their own, so a pair of HA Prometheus servers costs the API one
-// set of requests; with a cache TTL, a finished collection also serves
-// scrapes for that long.
+// scrape's deadline, its data exported as const metrics, its outcome as
+// global_stability_scrape_success. Scrapes that arrive while a collection
+// is in flight join it, so an HA pair of Prometheus servers costs the API
+// one set of requests; with a cache TTL, a finished one serves them too.
 package collector
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log"
@@ -29,51 +28,33 @@ import (
 type Config struct {
 	Client *client.Client
 	Logger log.Logger
-	// Endpoints are those to collect (of endpoint.All, those whose group is on).
+	// Endpoints are those to collect: of endpoint.All, those whose group is on.
 	Endpoints []*endpoint.Endpoint
-	// Endpoint configures judging and folding: label caps, the grid, the
-	// clock, the key ring.
+	// Endpoint configures judging and folding: label caps, grid, clock, keys.
 	Endpoint endpoint.Config
 	// CacheTTL lets a finished collection serve later scrapes for this
-	// long. 0 shares only collections still in flight.
+	// long; 0 shares only collections in flight.
 	CacheTTL time.Duration
-	// Reused, if set, counts the endpoints whose stored answer a
-	// collection reused (Endpoint.Store), by endpoint and reason.
+	// Reused, if set, counts the stored answers reused, by endpoint and reason.
 	Reused *prometheus.CounterVec
 }
 
-// Collections runs collections from the API and shares them between the
-// scrapes that arrive while one is in flight (and, with a cache TTL, for a
-// while after). It lives as long as the process; an Exporter lives for one
-// scrape.
-//
-// golang.org/x/sync/singleflight shares a call in flight, but cannot carry
-// what a scrape needs here: it cannot cancel the call when every caller has
-// gone (its function runs on), extend the call's deadline for a caller that
-// joins with a later one, or keep a finished result for a TTL.
+// Collections runs collections from the API and shares them between
+// scrapes; it lives as long as the process. golang.org/x/sync/singleflight
+// shares a call in flight, but cannot cancel it when every caller has gone
+// (its function runs on), nor keep a finished result for a TTL.
 type Collections struct {
-	client     *client.Client
-	logger     log.Logger
-	endpoints  []*endpoint.Endpoint
-	config     endpoint.Config
-	cacheTTL   time.Duration
-	reused     *prometheus.CounterVec
-	conditions conditions // what has been logged as going on
-	failures   *failureLog
+	Config
+	condMu     sync.Mutex
+	conditions map[string]bool // lasting condition logged → whether it holds
+	failures   failureLog
+	last       atomic.Pointer[ScrapeStatus]
+	backoff    sync.Map // endpoint label → when the API's Retry-After lets it be called again
 
 	mu      sync.Mutex
 	current *collection
 
-	// backoff holds, per endpoint, when the API said it may be called
-	// again (Retry-After on a 429 or 503). It outlives collections.
-	backoffMu sync.Mutex
-	backoff   map[string]time.Time
-
-	lastMu sync.Mutex
-	last   *ScrapeStatus // of the latest scrape; nil before the first
-
-	// The last rendering of answers all reused without a request, and
-	// the answers (see renderWhole).
+	// The last rendering of answers all reused without a request (see renderWhole).
 	renderMu     sync.Mutex
 	renderedFrom []*endpoint.Sample
 	rendered     []*dto.MetricFamily
@@ -81,41 +62,28 @@ type Collections struct {
 
 // NewCollections returns Collections for cfg.
 func NewCollections(cfg Config) *Collections {
-	s := &Collections{
-		client:    cfg.Client,
-		logger:    cfg.Logger,
-		endpoints: cfg.Endpoints,
-		config:    cfg.Endpoint,
-		cacheTTL:  cfg.CacheTTL,
-		reused:    cfg.Reused,
-		backoff:   map[string]time.Time{},
-	}
-	if s.logger == nil {
-		s.logger = log.NewNopLogger()
-	}
-	s.failures = &failureLog{logger: s.logger, now: time.Now}
+	s := &Collections{Config: cfg, conditions: map[string]bool{}}
+	s.failures.logger = cfg.Logger
 	return s
 }
 
 // collection is one round of requests to every enabled endpoint. It runs
-// until the latest deadline of the scrapes using it: a scrape that joins
-// with a later deadline extends it, so no scrape gets a worse answer
-// because another one started the collection (or joined it) first.
+// while a scrape waits for it, so a scrape that joins with a later
+// deadline keeps it going. When the last scrape leaves (its deadline
+// passed, or Prometheus hung up) with results pending, its requests are
+// canceled at once and it is never shared again: its failures say nothing
+// of the API.
 type collection struct {
+	ctx     context.Context // not the request's of the scrape that started it: others may join
+	cancel  context.CancelFunc
 	started time.Time
 	results []*result
-	done    chan struct{} // closed when every result is in
-	cancel  context.CancelCauseFunc
 
 	// Guarded by Collections.mu.
 	waiters  int       // scrapes using it
-	deadline time.Time // the latest deadline of those scrapes; zero for none
-	timer    *time.Timer
 	finished time.Time // when the last result came in
-	expired  bool      // its deadline passed with results pending
-	canceled bool      // every scrape left with results pending
 
-	// The rendering shared by every scrape that saw all of it (see gather).
+	// The rendering shared by every scrape that saw all of it (see Gather).
 	renderOnce sync.Once
 	families   []*dto.MetricFamily
 	renderErr  error
@@ -132,69 +100,36 @@ type result struct {
 	duration time.Duration
 }
 
-var (
-	errCollectionExpired = errors.New("the deadline of every scrape waiting for it passed")
-	errCollectionLeft    = errors.New("every scrape waiting for it went away")
-)
+// free reports whether r cost no request: a stored answer fresh or in its refresh interval.
+func (r *result) free() bool {
+	return r.err == nil && (r.reuse == endpoint.ReuseFresh || r.reuse == endpoint.ReuseRefresh)
+}
 
 // join returns the collection this scrape should use, starting one if
 // none can be shared. Every join must be followed by a leave.
 func (s *Collections) join(ctx context.Context) *collection {
-	deadline, _ := ctx.Deadline()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.current; c != nil && s.joinable(c) {
 		c.waiters++
-		c.extend(deadline)
 		how := "joined in flight"
 		if !c.pending() {
 			how = "served from the cache (--api.cache-ttl)"
 		}
-		level.Debug(s.logger).Log("msg", "collection "+how, "started", c.started.Format(time.RFC3339Nano), "scrapes", c.waiters, "deadline", deadlineString(c.deadline))
+		level.Debug(s.Logger).Log("msg", "collection "+how, "started", c.started.Format(time.RFC3339Nano), "scrapes", c.waiters)
 		return c
 	}
-	c := s.start(ctx, deadline)
-	c.waiters = 1
-	s.current = c
-	level.Debug(s.logger).Log("msg", "collection started", "endpoints", len(c.results), "deadline", deadlineString(deadline))
-	return c
+	s.current = s.start(ctx)
+	level.Debug(s.Logger).Log("msg", "collection started", "endpoints", len(s.current.results))
+	return s.current
 }
 
-func deadlineString(d time.Time) string {
-	if d.IsZero() {
-		return "none"
-	}
-	return d.Format(time.RFC3339Nano)
-}
-
-// joinable reports whether a new scrape may use c: while it is in flight
-// (its deadline then extends to the scrape's), or, once every result is
-// in, for the cache TTL; never once it expired or was canceled, since its
-// failures then say nothing about the API. It looks at the results rather
-// than c.done, which closes a moment after the last result: in that gap a
-// collection is finished, not in flight.
+// joinable reports whether a new scrape may use c: while it is in flight,
+// or once finished for the cache TTL; never once canceled. It looks at
+// the results, not at c.finished, set a moment after the last result: in
+// that gap a collection is finished, not in flight.
 func (s *Collections) joinable(c *collection) bool {
-	switch {
-	case c.expired || c.canceled:
-		return false
-	case c.pending():
-		return true
-	}
-	return s.cacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.cacheTTL)
-}
-
-// extend moves c's deadline to deadline if that is later (zero: none).
-func (c *collection) extend(deadline time.Time) {
-	switch {
-	case c.deadline.IsZero():
-		return // no deadline already
-	case deadline.IsZero():
-		c.deadline = time.Time{}
-		c.timer.Stop()
-	case deadline.After(c.deadline):
-		c.deadline = deadline
-		c.timer.Reset(time.Until(deadline))
-	}
+	return c.ctx.Err() == nil && (c.pending() || s.CacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.CacheTTL))
 }
 
 // leave releases a collection; when the last scrape leaves before it is
@@ -202,13 +137,8 @@ func (c *collection) extend(deadline time.Time) {
 func (s *Collections) leave(c *collection) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c.waiters--
-	if c.waiters > 0 {
-		return
-	}
-	if c.pending() {
-		c.canceled = true
-		c.cancel(errCollectionLeft)
+	if c.waiters--; c.waiters == 0 && c.pending() {
+		c.cancel()
 	}
 }
 
@@ -224,62 +154,41 @@ func (c *collection) pending() bool {
 	return false
 }
 
-// start launches every task of a collection under deadline (zero: none),
-// which later scrapes may extend. The collection is not canceled with the
-// request of the scrape that starts it, since other scrapes may join it;
-// leave and the deadline's timer cancel it instead. Called with s.mu held.
-func (s *Collections) start(ctx context.Context, deadline time.Time) *collection {
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	c := &collection{started: time.Now(), done: make(chan struct{}), cancel: cancel, deadline: deadline}
-	if !deadline.IsZero() {
-		c.timer = time.AfterFunc(time.Until(deadline), func() { s.expire(c) })
-	} else {
-		c.timer = time.NewTimer(0) // never read; Stop and Reset need a timer
-		c.timer.Stop()
-	}
+// start launches a collection's requests for one waiting scrape; s.mu is held.
+func (s *Collections) start(ctx context.Context) *collection {
+	c := &collection{started: time.Now(), waiters: 1}
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	for _, e := range s.endpoints {
+	for _, e := range s.Endpoints {
 		r := &result{endpoint: e, done: make(chan struct{})}
 		c.results = append(c.results, r)
-		if s.backoffRemaining(e.Label) == 0 {
+		if wait := s.backoffRemaining(e.Label); wait > 0 {
+			r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
+		} else if data, reuse, ok := e.Reusable(s.Endpoint); ok {
 			// What the API lets us reuse without asking is in at once: a
 			// scrape with almost no time left still gets it.
-			if data, reuse, ok := e.Reusable(s.config); ok {
-				r.data, r.reuse = data, reuse
-				s.countReuse(e.Label, reuse)
-				s.noteData(e.Label, r.data)
-				close(r.done)
-				continue
-			}
+			r.data, r.reuse = data, reuse
+			s.took(r)
+		} else {
+			wg.Go(func() {
+				defer close(r.done)
+				r.data, r.reuse, r.err = e.Fetch(c.ctx, s.Client, s.Endpoint)
+				r.duration = time.Since(c.started)
+				s.took(r)
+				if d, ok := client.RetryAfter(r.err); ok {
+					s.backoff.Store(e.Label, time.Now().Add(d))
+				}
+			})
+			continue
 		}
-		wg.Go(func() {
-			defer close(r.done)
-			if wait := s.backoffRemaining(e.Label); wait > 0 {
-				r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
-				return
-			}
-			r.data, r.reuse, r.err = e.Fetch(cctx, s.client, s.config)
-			r.duration = time.Since(c.started)
-			s.countReuse(e.Label, r.reuse)
-			if r.err == nil {
-				s.noteData(e.Label, r.data)
-			}
-			if d, ok := client.RetryAfter(r.err); ok {
-				s.backoffMu.Lock()
-				s.backoff[e.Label] = time.Now().Add(d)
-				s.backoffMu.Unlock()
-			}
-		})
+		close(r.done)
 	}
 	go func() {
 		wg.Wait()
 		s.mu.Lock()
 		c.finished = time.Now()
-		c.timer.Stop()
 		s.mu.Unlock()
-		close(c.done)
-		cancel(nil)
-		failed, reused := 0, 0
+		failed, reused, free := 0, 0, 0
 		for _, r := range c.results {
 			switch {
 			case r.err != nil:
@@ -287,59 +196,60 @@ func (s *Collections) start(ctx context.Context, deadline time.Time) *collection
 			case r.reuse != endpoint.Fetched:
 				reused++
 			}
+			if r.free() {
+				free++
+			}
 		}
-		level.Debug(s.logger).Log("msg", "collection finished", "started", c.started.Format(time.RFC3339Nano), "duration", c.finished.Sub(c.started),
-			"endpoints", len(c.results), "failed", failed, "reused", reused, "reused_without_request", reusedWithoutRequest(c.results))
+		level.Debug(s.Logger).Log("msg", "collection finished", "started", c.started.Format(time.RFC3339Nano), "duration", c.finished.Sub(c.started),
+			"endpoints", len(c.results), "failed", failed, "reused", reused, "reused_without_request", free)
 	}()
 	return c
 }
 
-// expire runs when c's deadline timer fires: unless a scrape extended the
-// deadline meanwhile, c's requests are canceled and c is never shared again.
-func (s *Collections) expire(c *collection) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case c.deadline.IsZero() || !c.pending():
-		return
-	case time.Now().Before(c.deadline):
-		c.timer.Reset(time.Until(c.deadline)) // extended while this call waited for the lock
-		return
-	}
-	c.expired = true
-	c.cancel(errCollectionExpired)
+// backoffRemaining is how long the endpoint of label must not be called yet.
+func (s *Collections) backoffRemaining(label string) time.Duration {
+	until, _ := s.backoff.Load(label)
+	t, _ := until.(time.Time)
+	return max(time.Until(t), 0)
 }
 
-// reusedWithoutRequest counts the results that cost no request: stored
-// answers still fresh or inside their refresh interval.
-func reusedWithoutRequest(results []*result) int {
-	n := 0
-	for _, r := range results {
-		if r.err == nil && (r.reuse == endpoint.ReuseFresh || r.reuse == endpoint.ReuseRefresh) {
-			n++
+// took counts an endpoint's reuse of its stored answer, and logs lasting
+// conditions of its data (invalid values, series over a label cap) when
+// they start and end: a noisy API must not log the same warning a minute.
+func (s *Collections) took(r *result) {
+	label, d := r.endpoint.Label, r.data
+	if r.reuse != endpoint.Fetched && s.Reused != nil {
+		s.Reused.WithLabelValues(label, string(r.reuse)).Inc()
+	}
+	if r.err != nil {
+		return
+	}
+	changed := func(condition string, holds bool) bool {
+		s.condMu.Lock()
+		defer s.condMu.Unlock()
+		held := s.conditions[condition]
+		s.conditions[condition] = holds
+		return held != holds
+	}
+	switch n := d.Invalid.Total(); {
+	case !changed("invalid "+label, n > 0):
+	case n > 0:
+		level.Warn(s.Logger).Log("msg", "the API sent invalid values; they are left out and counted in global_stability_invalid_values (logged again only once this changes)",
+			"endpoint", label, "invalid", n, "first", d.Invalid.First)
+	default:
+		level.Info(s.Logger).Log("msg", "the API's values are all valid again", "endpoint", label)
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Dropped)) {
+		switch n := d.Dropped[name]; {
+		case !changed("dropped "+label+" "+name, n > 0):
+		case n > 0:
+			level.Warn(s.Logger).Log("msg", "series left out: more distinct label values than --collector.max-label-values (logged again only once this changes)",
+				"endpoint", label, "metric", name, "dropped", n, "limit", s.Endpoint.MaxLabelValues)
+		default:
+			level.Info(s.Logger).Log("msg", "no series left out any more", "endpoint", label, "metric", name)
 		}
 	}
-	return n
-}
-
-// countReuse counts an endpoint's reuse of its stored answer, if it did.
-func (s *Collections) countReuse(label string, reuse endpoint.Reuse) {
-	if reuse != endpoint.Fetched && s.reused != nil {
-		s.reused.WithLabelValues(label, string(reuse)).Inc()
+	if d.Duplicates > 0 {
+		level.Debug(s.Logger).Log("msg", "events repeated on later pages of the walk were counted once", "endpoint", label, "repeated", d.Duplicates)
 	}
-}
-
-// backoffRemaining is how long endpoint must not be called yet.
-func (s *Collections) backoffRemaining(endpoint string) time.Duration {
-	s.backoffMu.Lock()
-	defer s.backoffMu.Unlock()
-	until, ok := s.backoff[endpoint]
-	if !ok {
-		return 0
-	}
-	if d := time.Until(until); d > 0 {
-		return d
-	}
-	delete(s.backoff, endpoint)
-	return 0
 }

@@ -2,8 +2,12 @@ package handler
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-kit/log"
 )
 
 // TestScrapeTimeout: Prometheus' timeout header minus the offset, as
@@ -34,5 +38,16 @@ func TestScrapeTimeout(t *testing.T) {
 		if got := ScrapeTimeout(tt.header, 10*time.Second, 500*time.Millisecond); got != tt.want {
 			t.Errorf("ScrapeTimeout(%v) = %v, want %v", tt.header, got, tt.want)
 		}
+	}
+}
+
+// TestHeadAsksTheAPINothing: HEAD /metrics (a load balancer's health check,
+// curl -I) answers 200 as exposition text without gathering: the handler
+// has no collections to gather from, and a GET would panic on them.
+func TestHeadAsksTheAPINothing(t *testing.T) {
+	w := httptest.NewRecorder()
+	New(Options{Logger: log.NewNopLogger()}).ServeHTTP(w, httptest.NewRequest(http.MethodHead, "/metrics", nil))
+	if ct := w.Header().Get("Content-Type"); w.Code != http.StatusOK || !strings.HasPrefix(ct, "text/plain") || w.Body.Len() != 0 {
+		t.Errorf("HEAD: status %d, Content-Type %q, %d bytes; want 200, text/plain and no body", w.Code, ct, w.Body.Len())
 	}
 }
