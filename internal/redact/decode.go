@@ -9,26 +9,63 @@ import (
 	"unicode/utf8"
 )
 
-// unescape undoes Upstream's one layer, every escape of b once, each kind
-// beside the others (a key written a character at a time, each escaped
-// another way, is one layer too), and reports whether there was any (b if
-// not).
-func unescape(b []byte) ([]byte, bool) {
-	if !bytes.ContainsAny(b, `\&%`) {
+// escapeKinds are the first bytes of the escapes Upstream undoes: JSON's,
+// an HTML reference's, percent-encoding's.
+const escapeKinds = `\&%`
+
+// unescape undoes Upstream's one layer, every escape of b once whose first
+// byte is one of kinds, each kind beside the others (a key written a
+// character at a time, each escaped another way, is one layer too), and
+// reports whether there was any (b if not).
+func unescape(b []byte, kinds string) ([]byte, bool) {
+	if !bytes.ContainsAny(b, kinds) {
 		return b, false
+	}
+	var undo [256]bool
+	for _, k := range []byte(kinds) {
+		undo[k] = true
 	}
 	out, changed := make([]byte, 0, len(b)), false
 	for i := 0; i < len(b); {
-		if o, end, ok := unescapeAt(out, b, i); ok {
-			out, i, changed = o, end, true
-		} else {
-			out, i = append(out, b[i]), i+1
+		if undo[b[i]] {
+			if o, end, ok := unescapeAt(out, b, i); ok {
+				out, i, changed = o, end, true
+				continue
+			}
 		}
+		out, i = append(out, b[i]), i+1
 	}
 	return out, changed
 }
 
-func hasEscape(b []byte) bool { _, found := unescape(b); return found }
+func hasEscape(b []byte) bool { _, found := unescape(b, escapeKinds); return found }
+
+// partialReadings calls f with each reading of b that undoes some of the
+// kinds of escape it holds but not all: undoing every kind at once can
+// turn the byte beside a piece of a key into another, where a reader that
+// undoes one kind only sees the piece whole ("\u002F7B6A%0C": JSON's reader
+// sees "/7B6A%0C", every kind at once "/7B6A\f"). It stops at the first
+// reading f holds.
+func partialReadings(b []byte, f func([]byte) bool) bool {
+	var present []byte
+	for _, k := range []byte(escapeKinds) {
+		if bytes.IndexByte(b, k) >= 0 {
+			present = append(present, k)
+		}
+	}
+	for set := 1; set < 1<<len(present)-1; set++ {
+		var kinds []byte
+		for i, k := range present {
+			if set&(1<<i) != 0 {
+				kinds = append(kinds, k)
+			}
+		}
+		if reading, ok := unescape(b, string(kinds)); ok && f(reading) {
+			return true
+		}
+	}
+	return false
+}
 
 // unescapeAt appends what the escape at b[i] (%HH, an HTML reference, or
 // JSON's or JavaScript's) stands for, if one starts there, and its end.
@@ -79,7 +116,11 @@ func hexAt(b []byte, i, n int) (v rune, ok bool) {
 		if k >= len(b) || !isHex(b[k]) {
 			return 0, false
 		}
-		v = v<<4 | rune(strings.IndexByte("0123456789abcdef", b[k]|0x20)) //nolint:gosec // G115: a hex digit
+		d := rune(b[k] | 0x20)
+		if d >= 'a' {
+			d -= 'a' - 10 - '0'
+		}
+		v = v<<4 | (d - '0')
 	}
 	return v, true
 }

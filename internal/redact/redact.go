@@ -132,9 +132,10 @@ func (r *Redactor) redact(s string, upstream bool) string {
 	if !upstream {
 		return out
 	}
-	once, decoded := unescape([]byte(out))
+	once, decoded := unescape([]byte(out), escapeKinds)
 	holds := func(b []byte) bool { _, found := find(r, b); return found }
-	if decoded && (holds(once) || hasEscape(once)) || inBase64(once, func(d []byte) bool { return holds(d) || nested(d) }) {
+	if decoded && (holds(once) || hasEscape(once) || partialReadings([]byte(out), holds)) ||
+		inBase64(once, func(d []byte) bool { return holds(d) || nested(d) }) {
 		return Withheld(len(s))
 	}
 	return out
