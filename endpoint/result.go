@@ -86,7 +86,7 @@ func (col *Collection) Result() Result {
 		r.sample(f.Metric, v, labels...)
 	}
 	for _, f := range col.folds {
-		f.emit(&r, col.e)
+		f.emit(&r, col.e.Labels)
 	}
 	col.withoutKeys(&r)
 	return r

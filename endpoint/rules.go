@@ -227,3 +227,9 @@ func (c *Config) clock() time.Time {
 	}
 	return time.Now()
 }
+
+// unixSeconds keeps fractions of a second, for any year: UnixNano would
+// overflow outside 1678-2262 and turn Go's zero time into a date in 1754.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}
