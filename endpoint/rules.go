@@ -41,7 +41,7 @@ const MaxFutureSkew = time.Hour
 // (delta_24h, escalation, an indicator's value).
 func Number(raw jsontext.Value, _ *Config) (Value, string) {
 	if raw.Kind() != '0' {
-		return Value{}, wrongType(raw, "a number")
+		return Value{}, wrongKind(raw.Kind(), "a number")
 	}
 	if len(raw) > maxNumberBytes {
 		return Value{}, fmt.Sprintf("a number of more than %d characters", maxNumberBytes)
@@ -142,7 +142,7 @@ func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 // escape and is valid UTF-8: its bytes inside raw.
 func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 	if raw.Kind() != '"' {
-		return nil, wrongType(raw, "a string")
+		return nil, wrongKind(raw.Kind(), "a string")
 	}
 	tooLong := func() string { return "longer than " + strconv.Itoa(max) + " bytes" }
 	body := raw[1 : len(raw)-1]
@@ -164,17 +164,6 @@ func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 		return nil, tooLong()
 	}
 	return b, ""
-}
-
-// wrongType says what a value of the wrong JSON type was.
-func wrongType(raw jsontext.Value, want string) string { return wrongKind(raw.Kind(), want) }
-
-// wrongKind says what a value of JSON kind k was, where want was due.
-func wrongKind(k jsontext.Kind, want string) string {
-	if k == 'n' {
-		return "null"
-	}
-	return "got JSON " + kindName(k) + " where " + want + " is due"
 }
 
 // timestampLayouts are tried in order. RFC3339Nano parses both with and

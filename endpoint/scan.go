@@ -77,6 +77,14 @@ func (s *scanner) cut() error {
 	return notJSON(s.err)
 }
 
+// notJSON marks a syntax error as the body not being JSON.
+func notJSON(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%w: %w", client.ErrNotJSON, err)
+}
+
 func syntax(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", client.ErrNotJSON, fmt.Sprintf(format, a...))
 }
@@ -133,36 +141,26 @@ func (s *scanner) more(closing byte, first bool) (bool, error) {
 	return true, nil
 }
 
-// members calls fn for each member of the object next, after its name and
-// colon: fn reads its value.
-func (s *scanner) members(fn func(name []byte) error) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		if more, err := s.more('}', first); err != nil || !more {
-			return err
-		}
-		name, err := s.member()
-		if err == nil {
-			err = fn(name)
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// items calls fn for each item of the array next: fn reads it.
-func (s *scanner) items(fn func(i int) error) error {
+// each calls fn for each member of the object or item of the array whose
+// opening byte is next (i counts them, name is a member's): fn reads its
+// value.
+func (s *scanner) each(fn func(i int, name []byte) error) error {
+	closing := s.buf[s.pos] + 2 // '}' and ']' are two after '{' and '['
 	if err := s.enter(); err != nil {
 		return err
 	}
 	for i := 0; ; i++ {
-		if more, err := s.more(']', i == 0); err != nil || !more {
+		if more, err := s.more(closing, i == 0); err != nil || !more {
 			return err
 		}
-		if err := fn(i); err != nil {
+		var name []byte
+		if closing == '}' {
+			var err error
+			if name, err = s.member(); err != nil {
+				return err
+			}
+		}
+		if err := fn(i, name); err != nil {
 			return err
 		}
 	}
