@@ -124,18 +124,14 @@ func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 	if bad != "" {
 		return Value{}, bad
 	}
-	// The usual form first, on time.Parse's fast path for RFC 3339.
-	t, err := time.Parse(time.RFC3339Nano, string(b))
-	if err != nil {
-		t, err = ParseTimestamp(string(b))
-	}
-	switch {
+	switch t, err := ParseTimestamp(string(b)); {
 	case err != nil:
 		return Value{}, err.Error()
 	case t.After(c.clock().Add(MaxFutureSkew)):
 		return Value{}, fmt.Sprintf("%s is more than %s ahead of this host's clock", t.Format(time.RFC3339), MaxFutureSkew)
+	default:
+		return Value{Num: unixSeconds(t)}, ""
 	}
-	return Value{Num: unixSeconds(t)}, ""
 }
 
 // textBytes is text without a copy for the usual string, which has no
@@ -183,6 +179,9 @@ var timestampLayouts = []string{
 // seconds). Years 0000 to 9999 are accepted as they are. The error does not
 // quote the input. The result is in UTC.
 func ParseTimestamp(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil // the usual form, on time.Parse's fast path
+	}
 	b := []byte(s)
 	if len(b) > 10 && (b[10] == 't' || b[10] == ' ') {
 		b[10] = 'T'
@@ -203,18 +202,6 @@ func ParseTimestamp(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("not an RFC 3339 timestamp (%d bytes)", len(s))
-}
-
-// clock is the instant a collection judges timestamps by: read once, when
-// it starts (a config used outside a collection reads it each time).
-func (c *Config) clock() time.Time {
-	if !c.now.IsZero() {
-		return c.now
-	}
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
 }
 
 // unixSeconds keeps fractions of a second, for any year: UnixNano would

@@ -90,12 +90,9 @@ func (st *Store) put(label string, s *stored) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.entries == nil {
-		st.entries = map[string]*stored{}
-	}
+	delete(st.entries, label)
 	for i, p := range s.pages {
 		if p.freshness.NoStore {
-			delete(st.entries, label)
 			return
 		}
 		if !st.headers {
