@@ -1,18 +1,17 @@
 // Package endpoint holds the rules about the API's data: one description
 // per endpoint (api.go) of what the exporter reads from it, how each value
-// is judged, and what series it becomes, and the machinery that follows
-// from a description: a body read as a stream, judged value by value, and
-// folded into the series of one collection.
+// is judged and what series it becomes, and what follows from a
+// description: a body read as a stream, judged value by value, and folded
+// into the series of one collection.
 //
 // It is strict about the document and lenient about values. A response
 // fails as a whole when it is not the document the spec describes: not
 // JSON, not an object, a page without its list or next_cursor, a list
-// given twice, a drilldown naming another pillar. Inside a document each
-// exported value is judged on its own: one that is missing, null, of the
-// wrong JSON type or outside what the spec allows is left out and counted
-// under its field, and the rest is used; a bad item of a list costs that
-// item only. Fields never exported are skipped unread. Of a repeated key,
-// the last counts.
+// given twice, a drilldown naming another pillar. Inside it, a value that
+// is missing, null, of the wrong JSON type or outside what the spec allows
+// is left out and counted under its field, and the rest is used; a bad
+// item costs that item only. Fields never exported are skipped unread. Of
+// a repeated key, the last counts.
 package endpoint
 
 import (
@@ -85,7 +84,6 @@ type Metric struct {
 type Config struct {
 	MaxLabelValues int                      // series of a capped metric per scrape (per pillar for indicators)
 	GridDegrees    float64                  // cell size of Cells
-	MaxNameBytes   int                      // longest trend word, indicator key or category
 	Keys           *redact.Redactor         // a name holding a piece of a key is invalid
 	Now            func() time.Time         // time.Now if nil
 	Store          *Store                   // keeps answers for reuse while the API allows; nil asks every time
@@ -99,7 +97,6 @@ type Config struct {
 const (
 	DefaultMaxLabelValues = 1000
 	DefaultGridDegrees    = 5.0
-	DefaultMaxNameBytes   = 128
 )
 
 func (c Config) withDefaults() Config {
@@ -108,9 +105,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.GridDegrees <= 0 {
 		c.GridDegrees = DefaultGridDegrees
-	}
-	if c.MaxNameBytes <= 0 {
-		c.MaxNameBytes = DefaultMaxNameBytes
 	}
 	c.interned, c.now = map[string]string{}, c.clock()
 	return c
@@ -146,21 +140,22 @@ func (e *Endpoint) InvalidFields() []string {
 // Metrics lists the series the endpoint's data becomes.
 func (e *Endpoint) Metrics() []*Metric {
 	var out []*Metric
+	add := func(ms ...*Metric) {
+		for _, m := range ms {
+			if m != nil && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
 	for _, f := range e.Fields {
-		out = append(out, f.Metric)
+		add(f.Metric)
 	}
 	if e.List != nil {
 		for _, fold := range e.List.Folds {
-			out = append(out, fold.metrics()...)
+			add(fold.metrics()...)
 		}
 	}
-	var unique []*Metric
-	for _, m := range out {
-		if m != nil && !slices.Contains(unique, m) {
-			unique = append(unique, m)
-		}
-	}
-	return unique
+	return out
 }
 
 // itemIndex is the position of an item field by name; it panics for a

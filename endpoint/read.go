@@ -74,7 +74,7 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 				return "", err
 			}
 		}
-		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(kindOf(c)))}
+		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(jsontext.Value{c}.Kind()))}
 	}
 	var haveList, haveNext bool
 	err = s.each(func(_ int, name []byte) (err error) {
@@ -173,15 +173,19 @@ func (col *Collection) readList(s *scanner, page int) error {
 	}
 	item, values := make([]fieldState, len(l.Item)), make([]Value, len(l.Item))
 	return s.each(func(i int, _ []byte) error {
-		fault, err := col.readItem(s, item)
+		bad, kind, err := col.readItem(s, item)
 		switch {
 		case err != nil:
 			return err
-		case fault.why != "" || fault.kind != 0:
+		case bad >= 0 || kind != 0:
 			// Only the first is described: a page of a million bad items
 			// costs a count each, not a message each.
 			if col.result.Invalid.count(l.Name) {
-				col.result.Invalid.First = l.Name + "[" + strconv.Itoa(i) + "]" + fault.String()
+				why := ": " + wrongKind(kind, "an object")
+				if kind == 0 {
+					why = "." + l.Item[bad].Name + ": " + item[bad].bad
+				}
+				col.result.Invalid.First = l.Name + "[" + strconv.Itoa(i) + "]" + why
 				if page > 0 {
 					col.result.Invalid.First += " (page " + strconv.Itoa(page) + ")"
 				}
@@ -200,30 +204,17 @@ func (col *Collection) readList(s *scanner, page int) error {
 	})
 }
 
-// itemFault says what makes an item unusable, without building its text.
-type itemFault struct {
-	field, why string        // the field at fault and its rule's verdict
-	kind       jsontext.Kind // of an item that is not an object
-}
-
-// String starts with the path inside the item (".lat: null").
-func (f itemFault) String() string {
-	if f.kind != 0 {
-		return ": " + wrongKind(f.kind, "an object")
-	}
-	return "." + f.field + ": " + f.why
-}
-
-// readItem judges one item into item, and says what makes it unusable.
-func (col *Collection) readItem(s *scanner, item []fieldState) (itemFault, error) {
+// readItem judges one item into item. It is unusable when a required field
+// is bad (its index) or it is not an object (its kind).
+func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind jsontext.Kind, err error) {
 	fields := col.e.List.Item
 	if c, err := s.peek(); err != nil || c != '{' {
-		return itemFault{kind: kindOf(c)}, s.skip()
+		return -1, jsontext.Value{c}.Kind(), s.skip()
 	}
 	for i := range item {
 		item[i] = fieldState{bad: "missing"}
 	}
-	err := s.each(func(_ int, name []byte) error {
+	err = s.each(func(_ int, name []byte) error {
 		i := index(fields, name)
 		if i < 0 {
 			return s.skip()
@@ -234,15 +225,12 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (itemFault, error
 		}
 		return err
 	})
-	if err != nil {
-		return itemFault{}, err
-	}
 	for i, f := range fields {
 		if !f.Optional && item[i].bad != "" {
-			return itemFault{field: f.Name, why: item[i].bad}, nil
+			return i, 0, err
 		}
 	}
-	return itemFault{}, nil
+	return -1, 0, err
 }
 
 // index is the position in fields of the field named name, or -1.
@@ -285,7 +273,7 @@ func readCursor(s *scanner) (string, error) {
 	case raw.Kind() == 'n':
 		return "", nil
 	case raw.Kind() == '"':
-		raw = unquote(raw)
+		raw = s.text(raw)
 	case raw.Kind() != '0':
 		return "", &client.DecodeError{Field: "next_cursor", Err: errors.New("want a string, a number or null")}
 	}
@@ -294,9 +282,6 @@ func readCursor(s *scanner) (string, error) {
 	}
 	return string(raw), nil
 }
-
-// kindOf is the kind of the JSON value that starts with c.
-func kindOf(c byte) jsontext.Kind { return jsontext.Value{c}.Kind() }
 
 func kindName(k jsontext.Kind) string {
 	return map[jsontext.Kind]string{'n': "null", 't': "bool", 'f': "bool", '"': "string", '0': "number", '{': "object", '[': "array"}[k]

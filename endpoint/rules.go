@@ -24,8 +24,9 @@ type Value struct {
 type Rule func(raw jsontext.Value, c *Config) (v Value, bad string)
 
 // Limits on the values that are kept. A number longer than maxNumberBytes
-// is refused rather than parsed; names are bounded by Config.MaxNameBytes.
+// is refused rather than parsed.
 const (
+	maxNameBytes      = 128 // a trend word, an indicator key, a category
 	maxNumberBytes    = 1024
 	maxTimestampBytes = 64  // RFC 3339 needs 35 at most
 	maxIDBytes        = 256 // a longer event id is not used to spot repeats
@@ -74,11 +75,11 @@ var (
 )
 
 // Name is text that becomes a label value (a trend word, an indicator
-// key, a category): 1 to Config.MaxNameBytes bytes, any UTF-8 (invalid
+// key, a category): 1 to maxNameBytes bytes, any UTF-8 (invalid
 // bytes become U+FFFD), never holding a piece of the API key: a label value
 // is written to /metrics as it is.
 func Name(raw jsontext.Value, c *Config) (Value, string) {
-	b, bad := textBytes(raw, c.MaxNameBytes)
+	b, bad := textBytes(raw, maxNameBytes)
 	if bad != "" {
 		return Value{}, bad
 	}

@@ -29,13 +29,12 @@ func plain8(x uint64) bool {
 }
 
 // str scans the string at s.pos; with keep, it returns its raw token, cut
-// after s.maxToken bytes.
+// after s.maxToken bytes (keep is then off).
 func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	s.tok, s.escaped = s.tok[:0], false
-	start := s.pos // the first byte of the token not yet in s.tok
+	start, n := s.pos, 1 // the first byte of the token not yet in s.tok; bytes of it scanned
+	copied := false      // the token is in s.tok
 	s.pos++
-	n := 1                       // bytes of the token scanned
-	copied, long := false, false // the token is in s.tok; it was cut
 	for {
 		b, i := s.buf[:s.end], s.pos
 		short := min(i+16, len(b))
@@ -52,8 +51,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 		n += i - s.pos
 		s.pos = i
 		if keep && n > s.maxToken {
-			s.tok = append(s.tok, b[start:max(start, i-(n-s.maxToken))]...)
-			copied, keep, long = true, false, true
+			s.tok, copied, keep = append(s.tok, b[start:max(start, i-(n-s.maxToken))]...), true, false
 		}
 		if i == len(b) {
 			if keep {
@@ -69,7 +67,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 		case c == '"':
 			s.pos++
 			switch {
-			case long:
+			case !keep && copied: // cut
 				return append(s.tok, '"'), nil
 			case !keep:
 				return nil, nil
@@ -82,10 +80,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 		}
 		// An escape: kept whole or not at all.
 		if keep {
-			s.tok, copied = append(s.tok, b[start:i]...), true
-			if n >= s.maxToken {
-				keep, long = false, true
-			}
+			s.tok, copied, keep = append(s.tok, b[start:i]...), true, n < s.maxToken
 		}
 		s.escaped = true
 		esc, err := s.escape()
