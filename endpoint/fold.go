@@ -18,7 +18,7 @@ type Fold interface {
 
 // folding is a fold's state in one collection.
 type folding struct {
-	add  func(item []Value)
+	add  func(item []fieldState)
 	emit func(r *Result, labels map[string]string)
 }
 
@@ -28,16 +28,14 @@ type Count struct{ Metric *Metric }
 func (f Count) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f Count) start(*List, Config) folding {
 	n := 0
-	return folding{func([]Value) { n++ }, func(r *Result, labels map[string]string) { r.sample(f.Metric, float64(n), labels) }}
+	return folding{func([]fieldState) { n++ }, func(r *Result, labels map[string]string) { r.sample(f.Metric, float64(n), labels) }}
 }
 
 // CountBy counts the items per value of a name field (a category), keeping
-// the busiest MaxLabelValues names. Names are counted one by one for the
-// first ten times that many distinct names, in the order they first
-// appear (a bound on memory); the items of a name first seen after that
-// count in the total only, so such a name is never exported, however busy,
-// and counts as one series dropped (by an 8-byte hash, up to maxUntracked
-// names: past that, the count is a floor).
+// the busiest MaxLabelValues names. For memory, only the first ten times
+// that many distinct names are counted; a name first seen later is never
+// exported, however busy, and counts as one series dropped (by an 8-byte
+// hash, up to maxUntracked names: past that, the count is a floor).
 type CountBy struct {
 	Metric *Metric
 	Field  string
@@ -48,15 +46,15 @@ const maxUntracked = 250_000
 func (f CountBy) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f CountBy) start(l *List, c Config) folding {
 	field, counts, untracked, seed := l.itemIndex(f.Field), map[string]int{}, map[uint64]struct{}{}, maphash.MakeSeed()
-	return folding{func(item []Value) {
-		name := item[field].Str
+	return folding{func(item []fieldState) {
+		name := item[field].v.Str
 		if _, ok := counts[name]; ok || len(counts) < 10*c.MaxLabelValues {
 			counts[name]++
 		} else if len(untracked) < maxUntracked {
 			untracked[maphash.String(seed, name)] = struct{}{}
 		}
 	}, func(r *Result, labels map[string]string) {
-		names := busiest(counts, c.MaxLabelValues, strings.Compare)
+		names := busiest(counts, func(n int) int { return n }, c.MaxLabelValues, strings.Compare)
 		for _, n := range names {
 			r.sample(f.Metric, float64(counts[n]), labels, map[string]string{f.Metric.Labels[0]: n})
 		}
@@ -64,17 +62,17 @@ func (f CountBy) start(l *List, c Config) folding {
 	}}
 }
 
-// busiest returns up to limit keys of counts, most counted first, ties in
-// the order of less. The counts are sorted beside their keys: looked up in
-// the map by the sort's comparisons, they were a quarter of a page's CPU.
-func busiest[K comparable](counts map[K]int, limit int, less func(a, b K) int) []K {
+// busiest returns up to limit keys of m, most counted first, ties in the
+// order of less. The counts are sorted beside their keys: looked up in the
+// map by the sort's comparisons, they were a quarter of a page's CPU.
+func busiest[K comparable, V any](m map[K]V, count func(V) int, limit int, less func(a, b K) int) []K {
 	type counted struct {
 		key K
 		n   int
 	}
-	all := make([]counted, 0, len(counts))
-	for k, n := range counts {
-		all = append(all, counted{k, n})
+	all := make([]counted, 0, len(m))
+	for k, v := range m {
+		all = append(all, counted{k, count(v)})
 	}
 	slices.SortFunc(all, func(a, b counted) int { return cmp.Or(cmp.Compare(b.n, a.n), less(a.key, b.key)) })
 	keys := make([]K, min(len(all), limit))
@@ -85,9 +83,9 @@ func busiest[K comparable](counts map[K]int, limit int, less func(a, b K) int) [
 }
 
 // FirstKeys exports each item's Value under its Key, for the first
-// MaxLabelValues distinct keys in the API's order. Keys past that, and a
-// key repeated (two series of one label set would make the scrape
-// invalid), are dropped. Only the kept keys are remembered.
+// MaxLabelValues distinct keys in the API's order; the others, and a key
+// repeated (two series of one label set would make the scrape invalid),
+// are dropped.
 type FirstKeys struct {
 	Metric     *Metric
 	Key, Value string
@@ -97,10 +95,10 @@ func (f FirstKeys) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f FirstKeys) start(l *List, c Config) folding {
 	key, value, seen, dropped := l.itemIndex(f.Key), l.itemIndex(f.Value), map[string]bool{}, 0
 	var kept []Value // key in Str, value in Num
-	return folding{func(item []Value) {
-		if k := item[key].Str; !seen[k] && len(kept) < c.MaxLabelValues {
+	return folding{func(item []fieldState) {
+		if k := item[key].v.Str; !seen[k] && len(kept) < c.MaxLabelValues {
 			seen[k] = true
-			kept = append(kept, Value{Str: k, Num: item[value].Num})
+			kept = append(kept, Value{Str: k, Num: item[value].v.Num})
 		} else {
 			dropped++
 		}
@@ -137,12 +135,12 @@ func (f Cells) start(l *List, c Config) folding {
 		// Rounded so that 0.1° cells read "0.15", not "0.15000000000000002".
 		return strconv.FormatFloat(math.Round((float64(idx)+0.5)*size*1e6)/1e6, 'f', -1, 64)
 	}
-	return folding{func(item []Value) {
-		x, v := item[lon].Num, item[value].Num
+	return folding{func(item []fieldState) {
+		x, v := item[lon].v.Num, item[value].v.Num
 		if x == 180 {
 			x = -180
 		}
-		k := cell{lat: min(int(math.Floor(item[lat].Num/size)), top), lon: int(math.Floor(x / size))}
+		k := cell{lat: min(int(math.Floor(item[lat].v.Num/size)), top), lon: int(math.Floor(x / size))}
 		st := cells[k]
 		if st == nil {
 			st = &stats{max: v}
@@ -150,11 +148,7 @@ func (f Cells) start(l *List, c Config) folding {
 		}
 		st.count, st.max = st.count+1, math.Max(st.max, v)
 	}, func(r *Result, labels map[string]string) {
-		counts := make(map[cell]int, len(cells))
-		for k, st := range cells {
-			counts[k] = st.count
-		}
-		kept := busiest(counts, c.MaxLabelValues, func(a, b cell) int { return cmp.Or(cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon)) })
+		kept := busiest(cells, func(st *stats) int { return st.count }, c.MaxLabelValues, func(a, b cell) int { return cmp.Or(cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon)) })
 		for _, k := range kept {
 			at := map[string]string{"lat": centre(k.lat), "lon": centre(k.lon)}
 			r.sample(f.Count, float64(cells[k].count), labels, at)
@@ -171,15 +165,14 @@ type Max struct {
 	Field  string
 }
 
-// Newest is the latest instant of Field: its Max, as Timestamp gives an
-// instant in Unix seconds.
+// Newest is the latest instant of Field: its Max (Timestamp gives seconds).
 type Newest = Max
 
 func (f Max) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f Max) start(l *List, _ Config) folding {
 	field, highest := l.itemIndex(f.Field), math.Inf(-1) // the rules let no infinity through
-	return folding{func(item []Value) {
-		if v := item[field].Num; v > highest {
+	return folding{func(item []fieldState) {
+		if v := item[field].v.Num; v > highest {
 			highest = v
 		}
 	}, func(r *Result, labels map[string]string) {
@@ -189,10 +182,8 @@ func (f Max) start(l *List, _ Config) folding {
 	}}
 }
 
-// Mean is the mean of Field; absent when there are no items. It is a
-// running mean rather than sum/count: two values of 1e308 would overflow
-// a sum to +Inf, while each step of a running mean is a weighted average
-// of two finite values.
+// Mean is the mean of Field; absent when there are no items. A running
+// mean, as a sum of two values of 1e308 would overflow to +Inf.
 type Mean struct {
 	Metric *Metric
 	Field  string
@@ -201,7 +192,7 @@ type Mean struct {
 func (f Mean) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f Mean) start(l *List, _ Config) folding {
 	field, n, mean := l.itemIndex(f.Field), 0.0, 0.0
-	return folding{func(item []Value) { n++; mean += item[field].Num/n - mean/n }, func(r *Result, labels map[string]string) {
+	return folding{func(item []fieldState) { n++; mean += item[field].v.Num/n - mean/n }, func(r *Result, labels map[string]string) {
 		if n > 0 {
 			r.sample(f.Metric, mean, labels)
 		}

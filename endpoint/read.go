@@ -171,7 +171,7 @@ func (col *Collection) readList(s *scanner, page int) error {
 		col.result.Invalid.add(l.Name, l.Name+": "+wrongKind(raw.Kind(), "an array"))
 		return nil
 	}
-	item, values := make([]fieldState, len(l.Item)), make([]Value, len(l.Item))
+	item := make([]fieldState, len(l.Item))
 	return s.each(func(i int, _ []byte) error {
 		bad, kind, err := col.readItem(s, item)
 		switch {
@@ -193,11 +193,8 @@ func (col *Collection) readList(s *scanner, page int) error {
 		case col.repeated(item):
 			col.result.Duplicates++
 		default:
-			for j := range item {
-				values[j] = item[j].v
-			}
 			for _, f := range col.folds {
-				f.add(values)
+				f.add(item)
 			}
 		}
 		return nil
