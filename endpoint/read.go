@@ -33,9 +33,8 @@ type fieldState struct {
 
 var missing = fieldState{bad: "missing"}
 
-// maxRemembered bounds the values of List.Unique a walk remembers: 8 bytes
-// each in a set, a few MiB at most, far past any plausible page count times
-// page size. Past it, later items are no longer checked.
+// maxRemembered bounds the List.Unique values a walk remembers, 8 bytes
+// each: far past any plausible walk. Past it, later items are not checked.
 const maxRemembered = 250_000
 
 // Start begins a collection of e.
@@ -154,10 +153,10 @@ func (col *Collection) readField(s *scanner, key string) error {
 	return nil
 }
 
-// readList reads the items of the list one at a time: each is judged field
-// by field, then folded, or left out and counted if a required field is
-// bad. The list of a paged endpoint must be an array; another one that is
-// not is a bad value.
+// readList reads the list one item at a time: each is judged field by
+// field, then folded, or left out and counted if a required field is bad.
+// A paged endpoint's list that is not an array fails the page; another is
+// a bad value.
 func (col *Collection) readList(s *scanner, page int) error {
 	l := col.e.List
 	if c, err := s.peek(); err != nil || c != '[' {

@@ -122,8 +122,8 @@ func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 		return Value{}, err.Error()
 	case t.After(c.clock().Add(MaxFutureSkew)):
 		return Value{}, fmt.Sprintf("%s is more than %s ahead of this host's clock", t.Format(time.RFC3339), MaxFutureSkew)
-	default:
-		return Value{Num: unixSeconds(t)}, ""
+	default: // Unix seconds with their fraction: UnixNano would overflow outside 1678-2262
+		return Value{Num: float64(t.Unix()) + float64(t.Nanosecond())/1e9}, ""
 	}
 }
 
@@ -185,10 +185,4 @@ func ParseTimestamp(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("not an RFC 3339 timestamp (%d bytes)", len(s))
-}
-
-// unixSeconds keeps fractions of a second, for any year: UnixNano would
-// overflow outside 1678-2262 and turn Go's zero time into a date in 1754.
-func unixSeconds(t time.Time) float64 {
-	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }
