@@ -83,25 +83,22 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 			s.tok, copied, keep = append(s.tok, b[start:i]...), true, n < s.maxToken
 		}
 		s.escaped = true
-		esc, err := s.escape()
+		size, err := s.escape(keep)
 		if err != nil {
 			return nil, err
 		}
-		if keep {
-			s.tok = append(s.tok, esc...)
-		}
-		n += len(esc)
+		n += size
 		start = s.pos
 	}
 }
 
-// escape consumes the escape at s.pos and returns it.
-func (s *scanner) escape() ([]byte, error) {
-	var esc [6]byte
+// escape consumes the escape at s.pos, adding it to s.tok with keep, and
+// returns its size.
+func (s *scanner) escape(keep bool) (int, error) {
 	size := 2
 	for i := 0; i < size; i++ {
 		if s.pos == s.end && !s.fill() {
-			return nil, s.cut()
+			return 0, s.cut()
 		}
 		c := s.buf[s.pos]
 		switch {
@@ -110,12 +107,14 @@ func (s *scanner) escape() ([]byte, error) {
 		case i == 1 && (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'):
 		case i > 1 && ('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
 		case i > 0:
-			return nil, syntax("invalid escape in a string")
+			return 0, syntax("invalid escape in a string")
 		}
-		esc[i] = c
+		if keep {
+			s.tok = append(s.tok, c)
+		}
 		s.pos++
 	}
-	return esc[:size], nil
+	return size, nil
 }
 
 // number scans the number at s.pos; with keep, it returns its raw token,
