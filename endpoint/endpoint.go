@@ -1,22 +1,22 @@
 // Package endpoint holds the rules about the API's data: one description
 // per endpoint (api.go) of what the exporter reads from it, how each value
-// is judged, and what series it becomes, and the machinery that follows
-// from a description: a body read as a stream, judged value by value, and
-// folded into the series of one collection.
+// is judged and what series it becomes, and what follows from a
+// description: a body read as a stream, judged value by value, and folded
+// into the series of one collection.
 //
 // It is strict about the document and lenient about values. A response
 // fails as a whole when it is not the document the spec describes: not
 // JSON, not an object, a page without its list or next_cursor, a list
-// given twice, a drilldown naming another pillar. Inside a document each
-// exported value is judged on its own: one that is missing, null, of the
-// wrong JSON type or outside what the spec allows is left out and counted
-// under its field, and the rest is used; a bad item of a list costs that
-// item only. Fields never exported are skipped unread. Of a repeated key,
-// the last counts.
+// given twice, a drilldown naming another pillar. Inside it, a value that
+// is missing, null, of the wrong JSON type or outside what the spec allows
+// is left out and counted under its field, and the rest is used; a bad
+// item costs that item only. Fields never exported are skipped unread. Of
+// a repeated key, the last counts.
 package endpoint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,24 +26,13 @@ import (
 
 // Endpoint describes one endpoint of the API.
 type Endpoint struct {
-	// Label is the path after /v1/ with its parameter filled in: the
-	// endpoint label of every series about it.
-	Label string
-	// Group is the collector that fetches it, turned off by
-	// --no-collector.<Group>; "" is always on.
-	Group string
-	// Limit is the body limit that applies: a document's or a page's.
-	Limit client.Limit
-	// Paged endpoints answer pages of List with next_cursor, walked to the
-	// last; their list is required (the counts depend on it).
-	Paged bool
-	// Labels are label values every series of the endpoint carries (a
-	// drilldown's pillar).
-	Labels map[string]string
-	// Fields are the values of the document read beside its list.
-	Fields []Field
-	// List is the document's list of items, if it has one.
-	List *List
+	Label  string            // the path after /v1/, its parameter filled in: the endpoint label of its series
+	Group  string            // the collector that fetches it, off with --no-collector.<Group>; "" is always on
+	Limit  client.Limit      // the body limit that applies: a document's or a page's
+	Paged  bool              // it answers pages of List with next_cursor, walked to the last; List is required
+	Labels map[string]string // label values every series of it carries (a drilldown's pillar)
+	Fields []Field           // the values of the document read beside its list
+	List   *List             // the document's list of items, if it has one
 	// Refresh is how often the API refreshes the endpoint's data, if the
 	// spec says: an answer with as_of T is not asked for again before
 	// T + Refresh (Config.Refresh overrides it).
@@ -52,25 +41,16 @@ type Endpoint struct {
 
 // Field is one value of a document or of a list item.
 type Field struct {
-	// Name is the spec's name; "a.b" is member b of object a, counted as a
-	// when it is bad.
-	Name string
-	// Rule judges the raw JSON value.
-	Rule Rule
+	Name string // the spec's; "a.b" is member b of object a, counted as a when bad
+	Rule Rule   // judges the raw JSON value
 	// Metric is the series a valid value of a document becomes (its value
 	// is the sample's, or 1 with AsLabel). Nil for a value only checked, or
 	// an item's field (the list's folds use those).
-	Metric *Metric
-	// Labels are label values of that series beyond the endpoint's.
-	Labels map[string]string
-	// AsLabel names the label of Metric that the value fills (the trend
-	// word); the sample is then 1.
-	AsLabel string
-	// Must is the value a document's field must have, if it is valid, or
-	// the document is the wrong answer and fails.
-	Must string
-	// Optional item fields may be missing or bad without costing the item.
-	Optional bool
+	Metric   *Metric
+	Labels   map[string]string // label values of that series beyond the endpoint's
+	AsLabel  string            // the label of Metric the value fills (the trend word); the sample is then 1
+	Must     string            // the value a valid document field must have, or the document is the wrong answer
+	Optional bool              // an item field that may be missing or bad without costing the item
 }
 
 // counted is the field of global_stability_invalid_values a bad value
@@ -85,12 +65,9 @@ type List struct {
 	Name string
 	// Item are the fields read from each item: an item whose required field
 	// is missing or bad is left out and counted under the list's name.
-	Item []Field
-	// Unique names an item field whose repeats (an event a shifting list
-	// puts on two pages) are counted once.
-	Unique string
-	// Folds are what the valid items become.
-	Folds []Fold
+	Item   []Field
+	Unique string // an item field whose repeats (an event a shifting list puts on two pages) count once
+	Folds  []Fold // what the valid items become
 }
 
 // Metric is one series name with its labels.
@@ -105,16 +82,12 @@ type Metric struct {
 
 // Config is what judging and folding need at run time.
 type Config struct {
-	MaxLabelValues int              // series of a capped metric per scrape (per pillar for indicators)
-	GridDegrees    float64          // cell size of Cells
-	MaxNameBytes   int              // longest trend word, indicator key or category
-	Keys           *redact.Redactor // a name holding a piece of a key is invalid
-	Now            func() time.Time
-	// Store keeps answers for reuse while the API allows; nil asks the API
-	// for every body every time.
-	Store *Store
-	// Refresh overrides Endpoint.Refresh by endpoint label; 0 turns it off.
-	Refresh map[string]time.Duration
+	MaxLabelValues int                      // series of a capped metric per scrape (per pillar for indicators)
+	GridDegrees    float64                  // cell size of Cells
+	Keys           *redact.Redactor         // a name holding a piece of a key is invalid
+	Now            func() time.Time         // time.Now if nil
+	Store          *Store                   // keeps answers for reuse while the API allows; nil asks every time
+	Refresh        map[string]time.Duration // overrides Endpoint.Refresh by endpoint label; 0 turns it off
 
 	interned map[string]string // of a collection: names checked valid (see Name)
 	now      time.Time         // of a collection: what its timestamps are judged by
@@ -124,7 +97,6 @@ type Config struct {
 const (
 	DefaultMaxLabelValues = 1000
 	DefaultGridDegrees    = 5.0
-	DefaultMaxNameBytes   = 128
 )
 
 func (c Config) withDefaults() Config {
@@ -134,25 +106,28 @@ func (c Config) withDefaults() Config {
 	if c.GridDegrees <= 0 {
 		c.GridDegrees = DefaultGridDegrees
 	}
-	if c.MaxNameBytes <= 0 {
-		c.MaxNameBytes = DefaultMaxNameBytes
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	c.interned = map[string]string{}
-	c.now = c.Now()
+	c.interned, c.now = map[string]string{}, c.clock()
 	return c
+}
+
+// clock is the instant a collection judges timestamps by: read once, when
+// it starts (a config used outside a collection reads it each time).
+func (c *Config) clock() time.Time {
+	if !c.now.IsZero() {
+		return c.now
+	}
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 // InvalidFields lists the field labels of global_stability_invalid_values
 // the endpoint reports: its exported fields and its list.
 func (e *Endpoint) InvalidFields() []string {
 	var out []string
-	seen := map[string]bool{}
 	for _, f := range e.Fields {
-		if f.Metric != nil && !seen[f.counted()] {
-			seen[f.counted()] = true
+		if f.Metric != nil && !slices.Contains(out, f.counted()) {
 			out = append(out, f.counted())
 		}
 	}
@@ -165,24 +140,19 @@ func (e *Endpoint) InvalidFields() []string {
 // Metrics lists the series the endpoint's data becomes.
 func (e *Endpoint) Metrics() []*Metric {
 	var out []*Metric
-	add := func(m *Metric) {
-		for _, o := range out {
-			if o == m {
-				return
+	add := func(ms ...*Metric) {
+		for _, m := range ms {
+			if m != nil && !slices.Contains(out, m) {
+				out = append(out, m)
 			}
 		}
-		out = append(out, m)
 	}
 	for _, f := range e.Fields {
-		if f.Metric != nil {
-			add(f.Metric)
-		}
+		add(f.Metric)
 	}
 	if e.List != nil {
 		for _, fold := range e.List.Folds {
-			for _, m := range fold.metrics() {
-				add(m)
-			}
+			add(fold.metrics()...)
 		}
 	}
 	return out
@@ -191,10 +161,8 @@ func (e *Endpoint) Metrics() []*Metric {
 // itemIndex is the position of an item field by name; it panics for a
 // description naming a field its list does not read (TestDescriptions).
 func (l *List) itemIndex(name string) int {
-	for i, f := range l.Item {
-		if f.Name == name {
-			return i
-		}
+	if i := index(l.Item, name); i >= 0 {
+		return i
 	}
 	panic(fmt.Sprintf("list %s reads no field %q", l.Name, name))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/client"
@@ -27,16 +28,7 @@ func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Resu
 	if r, reuse, ok := e.Reusable(c); ok {
 		return r, reuse, nil
 	}
-	now := c.clock()
-	prev := c.Store.get(e.Label)
-	if !e.Paged {
-		return e.fetchDocument(ctx, cl, c, prev, now)
-	}
-	r, reuse, err := e.walk(ctx, cl, c, prev, now)
-	if errors.Is(err, errChangedMidWalk) {
-		r, reuse, err = e.walk(ctx, cl, c, nil, now)
-	}
-	return r, reuse, err
+	return e.fetch(ctx, cl, c, c.Store.get(e.Label), c.clock())
 }
 
 // Reusable returns what c.Store holds for e if the API lets it be used
@@ -44,20 +36,60 @@ func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Resu
 // endpoint's refresh interval. It sends nothing, so a collection answers
 // with it at once, however little time its scrape has left.
 func (e *Endpoint) Reusable(c Config) (Result, Reuse, bool) {
-	prev := c.Store.get(e.Label)
-	if prev == nil {
-		return Result{}, Fetched, false
+	prev, now := c.Store.get(e.Label), c.clock()
+	refresh, set := c.Refresh[e.Label]
+	if !set {
+		refresh = e.Refresh
 	}
-	now := c.clock()
-	if prev.fresh(now) {
+	switch {
+	case prev == nil:
+	case prev.fresh(now):
 		return prev.result, ReuseFresh, true
-	}
-	if refresh := c.refresh(e); refresh > 0 && now.Sub(prev.fetched) < refresh {
-		if asOf, ok := prev.asOf(); ok && now.Before(asOf.Add(refresh)) {
-			return prev.result, ReuseRefresh, true
+	case refresh > 0 && now.Sub(prev.fetched) < refresh:
+		for _, s := range prev.result.Samples {
+			if s.Metric == AsOf && now.Before(time.Unix(0, int64(s.Value*1e9)).Add(refresh)) {
+				return prev.result, ReuseRefresh, true
+			}
 		}
 	}
 	return Result{}, Fetched, false
+}
+
+// fetch asks for e with the validators of prev, the walk stored, if any.
+func (e *Endpoint) fetch(ctx context.Context, cl *client.Client, c Config, prev *stored, now time.Time) (Result, Reuse, error) {
+	w := &walker{col: e.Start(c), prev: prev}
+	var err error
+	if e.Paged {
+		_, err = cl.Walk(ctx, e.Label, e.Limit, w)
+	} else {
+		var meta client.Meta
+		meta, err = cl.Get(ctx, e.Label, e.Limit, w.Validators(1, ""), func(r io.Reader) error {
+			_, err := w.col.Read(r, 0)
+			return err
+		})
+		if err == nil {
+			_, err = w.Answered(1, "", meta, "")
+		}
+	}
+	switch {
+	case w.confirmed > 0 && (errors.Is(err, errChangedMidWalk) || forgotten(err)):
+		// A page changed after confirmed ones, or the API has let the cursor
+		// after them expire: start again from the first page, as with
+		// nothing stored, rather than fail on every scrape until a restart.
+		return e.fetch(ctx, cl, c, nil, now)
+	case err != nil:
+		return Result{}, Fetched, err
+	}
+	if w.confirmed > 0 {
+		// Every page was confirmed (a 304 is asked for only while all before
+		// it were, and gives the stored next_cursor): the walk is the stored
+		// one, page for page.
+		c.Store.put(e.Label, &stored{result: prev.result, pages: w.pages, fetched: now})
+		return prev.result, ReuseNotModified, nil
+	}
+	r := w.col.Result()
+	c.Store.put(e.Label, &stored{result: r, pages: w.pages, fetched: now})
+	return r, Fetched, nil
 }
 
 // forgotten reports whether a request for a page failed because the API
@@ -70,36 +102,6 @@ func forgotten(err error) bool {
 	}
 	code := se.StatusCode
 	return code >= 400 && code < 500 && code != 401 && code != 403 && code != 429
-}
-
-func (c Config) refresh(e *Endpoint) time.Duration {
-	if d, ok := c.Refresh[e.Label]; ok {
-		return d
-	}
-	return e.Refresh
-}
-
-func (e *Endpoint) fetchDocument(ctx context.Context, cl *client.Client, c Config, prev *stored, now time.Time) (Result, Reuse, error) {
-	var v client.Validators
-	if prev != nil {
-		v = prev.pages[0].validators
-	}
-	col := e.Start(c)
-	meta, err := cl.Get(ctx, e.Label, e.Limit, v, func(r io.Reader) error {
-		_, err := col.Read(r, 0)
-		return err
-	})
-	if err != nil {
-		return Result{}, Fetched, err
-	}
-	page := storedPage{validators: meta.Validators, freshness: meta.Freshness}
-	if meta.NotModified {
-		c.Store.put(e.Label, &stored{result: prev.result, pages: []storedPage{page}, fetched: now})
-		return prev.result, ReuseNotModified, nil
-	}
-	r := col.Result()
-	c.Store.put(e.Label, &stored{result: r, pages: []storedPage{page}, fetched: now})
-	return r, Fetched, nil
 }
 
 // errChangedMidWalk: a page changed after earlier pages were confirmed by
@@ -133,42 +135,99 @@ func (w *walker) Read(body io.Reader, page int) (string, error) {
 }
 
 func (w *walker) Answered(page int, cursor string, meta client.Meta, next string) (string, error) {
-	p := storedPage{cursor: cursor, validators: meta.Validators, freshness: meta.Freshness}
+	p := storedPage{cursor: cursor, next: next, validators: meta.Validators, freshness: meta.Freshness}
 	switch {
 	case meta.NotModified:
 		w.confirmed++
 		p.next = w.prev.pages[page-1].next
 	case w.confirmed > 0:
 		return "", errChangedMidWalk
-	default:
-		p.next = next
 	}
 	w.pages = append(w.pages, p)
 	return p.next, nil
 }
 
-func (e *Endpoint) walk(ctx context.Context, cl *client.Client, c Config, prev *stored, now time.Time) (Result, Reuse, error) {
-	w := &walker{col: e.Start(c), prev: prev}
-	if _, err := cl.Walk(ctx, e.Label, e.Limit, w); err != nil {
-		if w.confirmed > 0 && forgotten(err) {
-			// The page after the confirmed ones was asked for with a
-			// stored cursor, which the API has let expire: start again
-			// from the first page, as with nothing stored, rather than
-			// fail on every scrape until the process restarts.
-			return e.walk(ctx, cl, c, nil, now)
+// Reuse says why a Fetch gave what was stored instead of a new answer.
+type Reuse string
+
+// The reasons of global_stability_api_responses_reused_total.
+const (
+	Fetched          Reuse = ""                 // read from a new answer
+	ReuseFresh       Reuse = "fresh"            // still fresh by the API's caching headers: no request
+	ReuseNotModified Reuse = "not_modified"     // the API answered 304 to every request
+	ReuseRefresh     Reuse = "refresh_interval" // inside the endpoint's refresh interval: no request
+)
+
+// Reasons lists every reason of reuse, in a stable order.
+var Reasons = []Reuse{ReuseFresh, ReuseNotModified, ReuseRefresh}
+
+// Store keeps, per endpoint, what its last answer became: the Result the
+// collector exports (never a body), with each page's validators, its
+// freshness and the cursor it led on. A later Fetch reuses it while the
+// API allows, or asks the API whether it still holds. Its size is one
+// Result per endpoint and a few strings per page. Safe for concurrent use.
+type Store struct {
+	headers bool // honour the API's caching headers
+
+	mu      sync.Mutex
+	entries map[string]*stored
+}
+
+// NewStore returns an empty store. Without honourHeaders, the API's
+// caching headers are ignored (no answer is fresh, none is revalidated):
+// only the endpoints' refresh intervals reuse what it keeps.
+func NewStore(honourHeaders bool) *Store {
+	return &Store{headers: honourHeaders, entries: map[string]*stored{}}
+}
+
+type stored struct {
+	result  Result
+	pages   []storedPage // one for an unpaged endpoint, in walk order
+	fetched time.Time    // when it was last read or confirmed
+}
+
+type storedPage struct {
+	cursor     string // the cursor that asked for it, "" for the first
+	next       string // the next_cursor it gave
+	validators client.Validators
+	freshness  client.Freshness
+}
+
+// fresh reports whether every page may still be reused without asking.
+func (s *stored) fresh(now time.Time) bool {
+	for _, p := range s.pages {
+		if !p.freshness.Fresh(now) {
+			return false
 		}
-		return Result{}, Fetched, err
 	}
-	if w.confirmed > 0 {
-		// Every page was confirmed (a changed one would have restarted):
-		// the walk is the stored one, page for page.
-		if w.confirmed != len(prev.pages) {
-			return e.walk(ctx, cl, c, nil, now) // it ended early: shorter than stored
+	return len(s.pages) > 0
+}
+
+func (st *Store) get(label string) *stored {
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.entries[label]
+}
+
+// put stores s for label, or forgets label when the API forbade storing
+// (no-store on any page).
+func (st *Store) put(label string, s *stored) {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.entries, label)
+	for i, p := range s.pages {
+		if p.freshness.NoStore {
+			return
 		}
-		c.Store.put(e.Label, &stored{result: prev.result, pages: w.pages, fetched: now})
-		return prev.result, ReuseNotModified, nil
+		if !st.headers {
+			s.pages[i].validators, s.pages[i].freshness = client.Validators{}, client.Freshness{}
+		}
 	}
-	r := w.col.Result()
-	c.Store.put(e.Label, &stored{result: r, pages: w.pages, fetched: now})
-	return r, Fetched, nil
+	st.entries[label] = s
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -18,31 +20,32 @@ type Collection struct {
 	c      Config
 	fields []fieldState // by index of e.Fields, for the current document
 	folds  []folding
-	unique int                 // index of List.Unique in List.Item
+	unique int                 // index of List.Unique in List.Item, or -1
 	seen   map[uint64]struct{} // fingerprints of List.Unique values in this walk
 	result Result
 }
 
+// fieldState is a field's value and its rule's verdict ("" when valid).
 type fieldState struct {
-	seen bool
-	v    Value
-	bad  string
+	v   Value
+	bad string
 }
 
-// maxRemembered bounds the values of List.Unique a walk remembers: 8 bytes
-// each in a set, a few MiB at most, far past any plausible page count times
-// page size. Past it, later items are no longer checked.
+var missing = fieldState{bad: "missing"}
+
+// maxRemembered bounds the List.Unique values a walk remembers, 8 bytes
+// each: far past any plausible walk. Past it, later items are not checked.
 const maxRemembered = 250_000
 
 // Start begins a collection of e.
 func (e *Endpoint) Start(c Config) *Collection {
-	col := &Collection{e: e, c: c.withDefaults(), seen: map[uint64]struct{}{}}
-	if e.List != nil {
-		for _, f := range e.List.Folds {
-			col.folds = append(col.folds, f.start(e.List, col.c))
+	col := &Collection{e: e, c: c.withDefaults(), unique: -1, seen: map[uint64]struct{}{}}
+	if l := e.List; l != nil {
+		for _, f := range l.Folds {
+			col.folds = append(col.folds, f.start(l, col.c))
 		}
-		if e.List.Unique != "" {
-			col.unique = e.List.itemIndex(e.List.Unique)
+		if l.Unique != "" {
+			col.unique = l.itemIndex(l.Unique)
 		}
 	}
 	return col
@@ -58,23 +61,22 @@ func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
 
 func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 	e := col.e
-	col.fields = make([]fieldState, len(e.Fields))
-	c, err := s.peek()
-	switch {
+	col.fields = slices.Repeat([]fieldState{missing}, len(e.Fields))
+	switch c, err := s.peek(); {
 	case err != nil:
 		return "", err
 	case c == 0:
 		return "", fmt.Errorf("%w: empty body", client.ErrNotJSON)
 	case c != '{':
-		if c != '[' {
+		if c != '[' { // text that is not JSON fails as such
 			if _, err := s.value(); err != nil {
 				return "", err
 			}
 		}
-		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(kindOf(c)))}
+		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(jsontext.Value{c}.Kind()))}
 	}
 	var haveList, haveNext bool
-	err = s.members(func(name []byte) (err error) {
+	err = s.each(func(_ int, name []byte) (err error) {
 		switch {
 		case e.List != nil && string(name) == e.List.Name:
 			if haveList {
@@ -86,10 +88,8 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 			haveNext = true
 			next, err = readCursor(s)
 			return err
-		case col.isObject(name):
-			return col.readObject(s, string(name))
 		}
-		return col.readField(s, string(name), string(name))
+		return col.readField(s, string(name))
 	})
 	if err != nil {
 		return "", err
@@ -99,8 +99,6 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 		return "", err
 	case c != 0:
 		return "", syntax("data after the JSON document")
-	}
-	switch {
 	case e.Paged && !haveList:
 		return "", &client.DecodeError{Field: e.List.Name, Err: errors.New("missing or null")}
 	case e.Paged && !haveNext:
@@ -109,78 +107,152 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 		col.result.Invalid.add(e.List.Name, e.List.Name+": missing")
 	}
 	for i, f := range e.Fields {
-		st := &col.fields[i]
-		switch {
-		case f.Metric == nil:
-		case !st.seen:
-			col.result.Invalid.add(f.counted(), f.Name+": missing")
-		case st.bad != "":
-			col.result.Invalid.add(f.counted(), f.Name+": "+st.bad)
+		if f.Metric != nil && col.fields[i].bad != "" {
+			col.result.Invalid.add(f.counted(), f.Name+": "+col.fields[i].bad)
 		}
 	}
 	return next, nil
 }
 
-// readField judges the value of the document's field path (key, or a.b
-// for a member of object a), or skips it if the endpoint reads no such
-// field.
-func (col *Collection) readField(s *scanner, key, path string) error {
-	i := col.fieldIndex(path)
-	if i < 0 {
+// readField reads the document's member key: a field the endpoint reads,
+// an object it reads members of (field a.b is member b of object a), or
+// neither, skipped. A value that is not the object makes each member the
+// endpoint reads of it bad, for the same reason.
+func (col *Collection) readField(s *scanner, key string) error {
+	fields := col.e.Fields
+	if i := index(fields, key); i >= 0 {
+		raw, err := s.value()
+		if err != nil {
+			return err
+		}
+		f, st := fields[i], &col.fields[i]
+		if st.v, st.bad = f.Rule(raw, &col.c); f.Must != "" && st.bad == "" && st.v.Str != f.Must {
+			return &client.DecodeError{Field: key, Err: fmt.Errorf("names %q, not the one asked for, %q", st.v.Str, f.Must)}
+		}
+		return nil
+	}
+	var members []int
+	for i, f := range fields {
+		if strings.HasPrefix(f.Name, key+".") {
+			members, col.fields[i] = append(members, i), missing // the last occurrence of key counts
+		}
+	}
+	if len(members) == 0 {
 		return s.skip()
+	}
+	if c, err := s.peek(); err == nil && c == '{' {
+		return s.each(func(_ int, name []byte) error { return col.readField(s, key+"."+string(name)) })
 	}
 	raw, err := s.value()
 	if err != nil {
 		return err
 	}
-	f := col.e.Fields[i]
-	v, bad := f.Rule(raw, &col.c)
-	col.fields[i] = fieldState{seen: true, v: v, bad: bad}
-	if f.Must != "" && bad == "" && v.Str != f.Must {
-		return &client.DecodeError{Field: key, Err: fmt.Errorf("names %q, not the one asked for, %q", v.Str, f.Must)}
+	for _, i := range members {
+		col.fields[i].bad = wrongKind(raw.Kind(), "an object")
 	}
 	return nil
 }
 
-func (col *Collection) fieldIndex(path string) int {
-	for i, f := range col.e.Fields {
-		if f.Name == path {
+// readList reads the list one item at a time: each is judged field by
+// field, then folded, or left out and counted if a required field is bad.
+// A paged endpoint's list that is not an array fails the page; another is
+// a bad value.
+func (col *Collection) readList(s *scanner, page int) error {
+	l := col.e.List
+	if c, err := s.peek(); err != nil || c != '[' {
+		raw, err := s.value()
+		switch {
+		case err != nil:
+			return err
+		case col.e.Paged:
+			return &client.DecodeError{Field: l.Name, Err: errors.New(wrongKind(raw.Kind(), "an array"))}
+		}
+		col.result.Invalid.add(l.Name, l.Name+": "+wrongKind(raw.Kind(), "an array"))
+		return nil
+	}
+	item := make([]fieldState, len(l.Item))
+	return s.each(func(i int, _ []byte) error {
+		bad, kind, err := col.readItem(s, item)
+		switch {
+		case err != nil:
+			return err
+		case bad >= 0 || kind != 0:
+			// Only the first is described: a page of a million bad items
+			// costs a count each, not a message each.
+			if col.result.Invalid.count(l.Name) {
+				why := ": " + wrongKind(kind, "an object")
+				if kind == 0 {
+					why = "." + l.Item[bad].Name + ": " + item[bad].bad
+				}
+				col.result.Invalid.First = l.Name + "[" + strconv.Itoa(i) + "]" + why
+				if page > 0 {
+					col.result.Invalid.First += " (page " + strconv.Itoa(page) + ")"
+				}
+			}
+		case col.repeated(item):
+			col.result.Duplicates++
+		default:
+			for _, f := range col.folds {
+				f.add(item)
+			}
+		}
+		return nil
+	})
+}
+
+// readItem judges one item into item. It is unusable when a required field
+// is bad (its index) or it is not an object (its kind).
+func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind jsontext.Kind, err error) {
+	fields := col.e.List.Item
+	if c, err := s.peek(); err != nil || c != '{' {
+		return -1, jsontext.Value{c}.Kind(), s.skip()
+	}
+	for i := range item {
+		item[i] = fieldState{bad: "missing"}
+	}
+	err = s.each(func(_ int, name []byte) error {
+		i := index(fields, name)
+		if i < 0 {
+			return s.skip()
+		}
+		raw, err := s.value()
+		if err == nil {
+			item[i].v, item[i].bad = fields[i].Rule(raw, &col.c)
+		}
+		return err
+	})
+	for i, f := range fields {
+		if !f.Optional && item[i].bad != "" {
+			return i, 0, err
+		}
+	}
+	return -1, 0, err
+}
+
+// index is the position in fields of the field named name, or -1.
+func index[S string | []byte](fields []Field, name S) int {
+	for i, f := range fields {
+		if f.Name == string(name) {
 			return i
 		}
 	}
 	return -1
 }
 
-// isObject reports whether the endpoint reads members of an object key.
-func (col *Collection) isObject(key []byte) bool {
-	for _, f := range col.e.Fields {
-		if object, _, ok := strings.Cut(f.Name, "."); ok && object == string(key) {
-			return true
-		}
+// repeated reports whether the item's Unique value was seen earlier in the
+// walk, and remembers it. An item without a usable one still counts.
+func (col *Collection) repeated(item []fieldState) bool {
+	if col.unique < 0 || item[col.unique].bad != "" {
+		return false
+	}
+	id := item[col.unique].v.ID
+	if _, dup := col.seen[id]; dup {
+		return true
+	}
+	if len(col.seen) < maxRemembered {
+		col.seen[id] = struct{}{}
 	}
 	return false
-}
-
-// readObject reads object key's members; a value that is not an object
-// makes each member the endpoint reads bad, for the same reason.
-func (col *Collection) readObject(s *scanner, key string) error {
-	members := func(fn func(i int)) {
-		for i, f := range col.e.Fields {
-			if strings.HasPrefix(f.Name, key+".") {
-				fn(i)
-			}
-		}
-	}
-	members(func(i int) { col.fields[i] = fieldState{} }) // the last occurrence of key counts
-	if c, err := s.peek(); err != nil || c != '{' {
-		raw, err := s.value()
-		if err != nil {
-			return err
-		}
-		members(func(i int) { col.fields[i] = fieldState{seen: true, bad: wrongType(raw, "an object")} })
-		return nil
-	}
-	return s.members(func(name []byte) error { return col.readField(s, key, key+"."+string(name)) })
 }
 
 // maxCursorBytes bounds a next_cursor: it goes back in a URL.
@@ -191,39 +263,30 @@ const maxCursorBytes = 4096
 // leaves its format open.
 func readCursor(s *scanner) (string, error) {
 	raw, err := s.value()
-	if err != nil {
+	switch {
+	case err != nil:
 		return "", err
-	}
-	switch raw.Kind() {
-	case 'n':
+	case raw.Kind() == 'n':
 		return "", nil
-	case '"', '0':
-		text := raw
-		if raw.Kind() == '"' {
-			text = unquote(raw)
-		}
-		if len(text) > maxCursorBytes {
-			return "", &client.DecodeError{Field: "next_cursor", Err: fmt.Errorf("longer than %d bytes", maxCursorBytes)}
-		}
-		return string(text), nil
+	case raw.Kind() == '"':
+		raw = s.text(raw)
+	case raw.Kind() != '0':
+		return "", &client.DecodeError{Field: "next_cursor", Err: errors.New("want a string, a number or null")}
 	}
-	return "", &client.DecodeError{Field: "next_cursor", Err: errors.New("want a string, a number or null")}
+	if len(raw) > maxCursorBytes {
+		return "", &client.DecodeError{Field: "next_cursor", Err: fmt.Errorf("longer than %d bytes", maxCursorBytes)}
+	}
+	return string(raw), nil
 }
-
-// notJSON marks a syntax error as the body not being JSON (nil stays nil).
-func notJSON(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("%w: %w", client.ErrNotJSON, err)
-}
-
-// kindOf is the kind of the JSON value that starts with c.
-func kindOf(c byte) jsontext.Kind { return jsontext.Value{c}.Kind() }
 
 func kindName(k jsontext.Kind) string {
 	return map[jsontext.Kind]string{'n': "null", 't': "bool", 'f': "bool", '"': "string", '0': "number", '{': "object", '[': "array"}[k]
+}
+
+// wrongKind says what a value of JSON kind k was, where want was due.
+func wrongKind(k jsontext.Kind, want string) string {
+	if k == 'n' {
+		return "null"
+	}
+	return "got JSON " + kindName(k) + " where " + want + " is due"
 }

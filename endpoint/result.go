@@ -74,19 +74,16 @@ func (v *Invalid) count(field string) (first bool) {
 func (col *Collection) Result() Result {
 	r := col.result
 	for i, f := range col.e.Fields {
-		st := col.fields[i]
-		if f.Metric == nil || !st.seen || st.bad != "" {
-			continue
+		if st := col.fields[i]; f.Metric != nil && st.bad == "" {
+			v, own := st.v.Num, map[string]string{"endpoint": col.e.Label}
+			if f.AsLabel != "" {
+				v, own[f.AsLabel] = 1, st.v.Str
+			}
+			r.sample(f.Metric, v, own, f.Labels, col.e.Labels)
 		}
-		v, labels := st.v.Num, []map[string]string{f.Labels, col.e.Labels, {"endpoint": col.e.Label}}
-		if f.AsLabel != "" {
-			v = 1
-			labels = append([]map[string]string{{f.AsLabel: st.v.Str}}, labels...)
-		}
-		r.sample(f.Metric, v, labels...)
 	}
 	for _, f := range col.folds {
-		f.emit(&r, col.e)
+		f.emit(&r, col.e.Labels)
 	}
 	col.withoutKeys(&r)
 	return r
@@ -97,47 +94,37 @@ func (col *Collection) Result() Result {
 // layer of escapes (HTML entities, percent-encoding, base64), or escapes
 // nested deeper. A label value is written to /metrics as it is, and a
 // dashboard would decode it. Each is counted as an invalid value of its
-// field. Only the series exported are checked, so the cost is bounded by
-// the label caps, not by what the API sends.
+// field, or of the list its fold reads. Only the series exported are
+// checked, so the cost is bounded by the label caps, not by what the API
+// sends.
 func (col *Collection) withoutKeys(r *Result) {
 	if col.c.Keys == nil {
 		return
 	}
 	kept := r.Samples[:0]
 	for _, s := range r.Samples {
-		if field, bad := col.namedLabelHoldsKey(s); bad {
+		if field := col.holdsKey(s); field != "" {
 			r.Invalid.add(field, field+": a name holds a piece of an API key behind escapes, or escapes nested too deep to judge")
-			continue
+		} else {
+			kept = append(kept, s)
 		}
-		kept = append(kept, s)
 	}
 	r.Samples = kept
 }
 
-// namedLabelHoldsKey reports whether a label value of s that came from the
-// API's data holds a piece of a key, and the field it is counted under.
-func (col *Collection) namedLabelHoldsKey(s Sample) (field string, holds bool) {
+// holdsKey is the field a label value of s from the API's data counts
+// under if it holds a piece of a key, or "".
+func (col *Collection) holdsKey(s Sample) string {
 	for i, name := range s.Metric.Labels {
-		if _, fixed := col.e.Labels[name]; fixed || name == "endpoint" {
-			continue // from the description, not the API
+		if _, fixed := col.e.Labels[name]; fixed || name == "endpoint" || col.c.Keys.Upstream(s.Labels[i]) == s.Labels[i] {
+			continue // from the description, not the API, or clean
 		}
-		if col.c.Keys.Upstream(s.Labels[i]) != s.Labels[i] {
-			return col.countedAs(s.Metric), true
+		for _, f := range col.e.Fields {
+			if f.Metric == s.Metric {
+				return f.counted()
+			}
 		}
+		return col.e.List.Name // a metric not of a field is a fold's
 	}
-	return "", false
-}
-
-// countedAs is the field of global_stability_invalid_values that a bad
-// label value of m counts under: the document field it fills, or the list.
-func (col *Collection) countedAs(m *Metric) string {
-	for _, f := range col.e.Fields {
-		if f.Metric == m {
-			return f.counted()
-		}
-	}
-	if col.e.List != nil {
-		return col.e.List.Name
-	}
-	return m.Name
+	return ""
 }

@@ -23,25 +23,24 @@ type Value struct {
 // the value, or why it cannot be used (bad is then not empty).
 type Rule func(raw jsontext.Value, c *Config) (v Value, bad string)
 
-// Limits on the values that are kept. A number longer than maxNumberBytes
-// is refused rather than parsed; names are bounded by Config.MaxNameBytes.
+// Limits on the values that are kept: a longer one is refused unparsed.
 const (
+	maxNameBytes      = 128 // a trend word, an indicator key, a category
 	maxNumberBytes    = 1024
 	maxTimestampBytes = 64  // RFC 3339 needs 35 at most
 	maxIDBytes        = 256 // a longer event id is not used to spot repeats
 )
 
-// MaxFutureSkew is how far ahead of the exporter's clock a timestamp may be
-// and still be taken as true. A later one is invalid: an as_of a day ahead
-// would keep every staleness alert quiet for a day. An hour covers clock
-// skew and an as_of that names the end of the current window.
+// MaxFutureSkew is how far ahead of the exporter's clock a timestamp may be:
+// an as_of a day ahead would keep every staleness alert quiet for a day. An
+// hour covers clock skew and an as_of that names the end of the window.
 const MaxFutureSkew = time.Hour
 
 // Number is any JSON number a float64 holds: no unit or range is assumed
 // (delta_24h, escalation, an indicator's value).
 func Number(raw jsontext.Value, _ *Config) (Value, string) {
 	if raw.Kind() != '0' {
-		return Value{}, wrongType(raw, "a number")
+		return Value{}, wrongKind(raw.Kind(), "a number")
 	}
 	if len(raw) > maxNumberBytes {
 		return Value{}, fmt.Sprintf("a number of more than %d characters", maxNumberBytes)
@@ -64,27 +63,23 @@ func within(lo, hi float64, why string) Rule {
 	}
 }
 
-// ScoreRule is the spec's 0–100 scale of the composite and pillar scores.
-var ScoreRule = within(0, 100, "is outside the spec's 0–100 score scale")
-
+// ScoreRule is the spec's 0–100 scale of the composite and pillar scores;
 // Latitude and Longitude are positions on Earth.
 var (
+	ScoreRule = within(0, 100, "is outside the spec's 0–100 score scale")
 	Latitude  = within(-90, 90, "is not a latitude")
 	Longitude = within(-180, 180, "is not a longitude")
 )
 
-// Name is text that becomes a label value (a trend word, an indicator
-// key, a category): 1 to Config.MaxNameBytes bytes, any UTF-8 (invalid
-// bytes become U+FFFD), never holding a piece of the API key: a label value
-// is written to /metrics as it is.
+// Name is text that becomes a label value (a trend word, an indicator key,
+// a category): 1 to maxNameBytes bytes of UTF-8 (invalid bytes become
+// U+FFFD), never holding a piece of the API key: /metrics shows it as it is.
 func Name(raw jsontext.Value, c *Config) (Value, string) {
-	b, bad := textBytes(raw, c.MaxNameBytes)
+	b, bad := textBytes(raw, maxNameBytes)
 	if bad != "" {
 		return Value{}, bad
 	}
-	// Names repeat (a category on every event): one string each, checked
-	// once, is what the interned ones are.
-	if s, ok := c.interned[string(b)]; ok {
+	if s, ok := c.interned[string(b)]; ok { // a name repeats (a category on every event): checked once
 		return Value{Str: s}, ""
 	}
 	s := string(b)
@@ -100,8 +95,7 @@ func Name(raw jsontext.Value, c *Config) (Value, string) {
 	return Value{Str: s}, ""
 }
 
-// maxInterned bounds the names a collection interns; past it, a name is a
-// plain copy.
+// maxInterned bounds the names a collection interns; past it, each is a copy.
 const maxInterned = 4096
 
 // ID is an identifier only compared, never exported: its fingerprint.
@@ -113,8 +107,7 @@ func ID(raw jsontext.Value, _ *Config) (Value, string) {
 	return Value{ID: maphash.Bytes(idSeed, b)}, bad
 }
 
-// idSeed hashes IDs: chosen once per process, so that no upstream can aim
-// IDs at one hash.
+// idSeed is chosen once per process, so that no upstream can aim IDs at one hash.
 var idSeed = maphash.MakeSeed()
 
 // Timestamp is an instant (see ParseTimestamp) no more than MaxFutureSkew
@@ -124,57 +117,32 @@ func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 	if bad != "" {
 		return Value{}, bad
 	}
-	// The usual form first, on time.Parse's fast path for RFC 3339.
-	t, err := time.Parse(time.RFC3339Nano, string(b))
-	if err != nil {
-		t, err = ParseTimestamp(string(b))
-	}
-	switch {
+	switch t, err := ParseTimestamp(string(b)); {
 	case err != nil:
 		return Value{}, err.Error()
 	case t.After(c.clock().Add(MaxFutureSkew)):
 		return Value{}, fmt.Sprintf("%s is more than %s ahead of this host's clock", t.Format(time.RFC3339), MaxFutureSkew)
+	default: // Unix seconds with their fraction: UnixNano would overflow outside 1678-2262
+		return Value{Num: float64(t.Unix()) + float64(t.Nanosecond())/1e9}, ""
 	}
-	return Value{Num: unixSeconds(t)}, ""
 }
 
-// textBytes is text without a copy for the usual string, which has no
-// escape and is valid UTF-8: its bytes inside raw.
+// textBytes is a string's text: its bytes inside raw for the usual one,
+// without escapes and valid UTF-8.
 func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 	if raw.Kind() != '"' {
-		return nil, wrongType(raw, "a string")
+		return nil, wrongKind(raw.Kind(), "a string")
 	}
-	tooLong := func() string { return "longer than " + strconv.Itoa(max) + " bytes" }
-	body := raw[1 : len(raw)-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		if len(body) > max {
-			return nil, tooLong()
-		}
-		return body, ""
+	b := []byte(raw[1 : len(raw)-1])
+	// Each byte of text takes one to six of JSON. The syntax was checked, so
+	// the one fault left is invalid UTF-8, which becomes U+FFFD.
+	if (bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b)) && len(b) <= 6*max {
+		b, _ = jsontext.AppendUnquote(nil, raw)
 	}
-	// Each byte of text takes at least one byte of JSON, and at most six.
-	if len(body) > 6*max {
-		return nil, tooLong()
-	}
-	// The decoder has checked the string's syntax, so the one error left is
-	// invalid UTF-8, which AppendUnquote has replaced by U+FFFD: what is
-	// exported is valid UTF-8.
-	b, _ := jsontext.AppendUnquote(nil, raw)
 	if len(b) > max {
-		return nil, tooLong()
+		return nil, "longer than " + strconv.Itoa(max) + " bytes"
 	}
 	return b, ""
-}
-
-// wrongType says what a value of the wrong JSON type was.
-func wrongType(raw jsontext.Value, want string) string { return wrongKind(raw.Kind(), want) }
-
-// wrongKind says what a value of JSON kind k was, where want was due.
-func wrongKind(k jsontext.Kind, want string) string {
-	if k == 'n' {
-		return "null"
-	}
-	return "got JSON " + kindName(k) + " where " + want + " is due"
 }
 
 // timestampLayouts are tried in order. RFC3339Nano parses both with and
@@ -194,6 +162,9 @@ var timestampLayouts = []string{
 // seconds). Years 0000 to 9999 are accepted as they are. The error does not
 // quote the input. The result is in UTC.
 func ParseTimestamp(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil // the usual form, on time.Parse's fast path
+	}
 	b := []byte(s)
 	if len(b) > 10 && (b[10] == 't' || b[10] == ' ') {
 		b[10] = 'T'
@@ -214,16 +185,4 @@ func ParseTimestamp(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("not an RFC 3339 timestamp (%d bytes)", len(s))
-}
-
-// clock is the instant a collection judges timestamps by: read once, when
-// it starts (a config used outside a collection reads it each time).
-func (c *Config) clock() time.Time {
-	if !c.now.IsZero() {
-		return c.now
-	}
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
 }

@@ -14,18 +14,16 @@ import (
 // checking every byte as encoding/json does (nesting up to 10,000 levels,
 // no control character in a string, invalid UTF-8 let through). The values
 // a description reads are handed over as raw tokens; the rest is skipped
-// where it lies: no number parsed, no string copied, nothing held.
+// where it lies: no number parsed, no string copied, nothing held. A token
+// kept is cut after maxToken bytes, still valid, and judged as the whole
+// would be: no value a rule accepts is that long.
 //
 // Our own because no library reads and bounds memory in one pass while
-// keeping encoding/json's verdicts: jsontext holds a token whole (a 16 MiB
-// string cost 67 MB, so a filter before it read every byte again), and the
-// fast ones hold the whole body or refuse bodies encoding/json accepts.
-// Against jsontext and its filter: 1.5× fewer instructions a page of
-// events, 4.6× fewer to skip a 16 MiB string (bench/RESULTS.md, "The
-// scanner, against the libraries"; BenchmarkReadPage, BenchmarkReadWorstShapes).
-//
-// A token kept is cut after maxToken bytes, still valid, and judged as the
-// whole would be: no value a rule accepts is that long.
+// keeping encoding/json's verdicts: jsontext holds a token whole (67 MB for
+// a 16 MiB string), the fast ones hold the whole body or refuse bodies
+// encoding/json accepts. It costs 1.5× fewer instructions a page than
+// jsontext with a filter, 4.6× fewer to skip a 16 MiB string
+// (bench/RESULTS.md, "The scanner, against the libraries").
 type scanner struct {
 	r        io.Reader
 	buf      []byte // the window: buf[pos:end] is read and not yet scanned
@@ -69,12 +67,14 @@ func (s *scanner) fill() bool {
 	return false
 }
 
-// cut is the error of a body that ends inside a value.
+// cut is the error of a body that ends inside a value, or whose reading
+// failed.
 func (s *scanner) cut() error {
-	if s.err == nil || errors.Is(s.err, io.EOF) {
-		return notJSON(io.ErrUnexpectedEOF)
+	err := s.err
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
 	}
-	return notJSON(s.err)
+	return fmt.Errorf("%w: %w", client.ErrNotJSON, err)
 }
 
 func syntax(format string, a ...any) error {
@@ -98,7 +98,7 @@ func (s *scanner) peek() (byte, error) {
 			if errors.Is(s.err, io.EOF) {
 				return 0, nil
 			}
-			return 0, notJSON(s.err)
+			return 0, s.cut()
 		}
 	}
 }
@@ -133,36 +133,26 @@ func (s *scanner) more(closing byte, first bool) (bool, error) {
 	return true, nil
 }
 
-// members calls fn for each member of the object next, after its name and
-// colon: fn reads its value.
-func (s *scanner) members(fn func(name []byte) error) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		if more, err := s.more('}', first); err != nil || !more {
-			return err
-		}
-		name, err := s.member()
-		if err == nil {
-			err = fn(name)
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// items calls fn for each item of the array next: fn reads it.
-func (s *scanner) items(fn func(i int) error) error {
+// each calls fn for each member of the object or item of the array whose
+// opening byte is next (i counts them, name is a member's): fn reads its
+// value.
+func (s *scanner) each(fn func(i int, name []byte) error) error {
+	closing := s.buf[s.pos] + 2 // '}' and ']' are two after '{' and '['
 	if err := s.enter(); err != nil {
 		return err
 	}
 	for i := 0; ; i++ {
-		if more, err := s.more(']', i == 0); err != nil || !more {
+		if more, err := s.more(closing, i == 0); err != nil || !more {
 			return err
 		}
-		if err := fn(i); err != nil {
+		var name []byte
+		if closing == '}' {
+			var err error
+			if name, err = s.member(); err != nil {
+				return err
+			}
+		}
+		if err := fn(i, name); err != nil {
 			return err
 		}
 	}
@@ -194,33 +184,24 @@ func (s *scanner) member() ([]byte, error) {
 	return s.text(s.name), err
 }
 
-// text is the text of the string token str just read: its bytes inside the
-// quotes unless str met an escape.
+// text is the text of the string token str just read: its bytes inside
+// the quotes unless str met an escape.
 func (s *scanner) text(raw []byte) []byte {
 	if !s.escaped {
 		return raw[1 : len(raw)-1]
 	}
-	return unquote(raw)
+	return unescape(raw)
 }
 
-// unquote is a string token's text: its bytes inside the quotes when it has
-// no escape, else a copy with them undone (invalid UTF-8 becomes U+FFFD).
-func unquote(raw []byte) []byte {
-	for _, c := range raw[1 : len(raw)-1] {
-		if c == '\\' {
-			b, _ := jsontext.AppendUnquote(nil, raw)
-			return b
-		}
-	}
-	return raw[1 : len(raw)-1]
+// unescape is a copy of a string token's text with its escapes undone
+// (invalid UTF-8 becomes U+FFFD).
+func unescape(raw []byte) []byte {
+	b, _ := jsontext.AppendUnquote(nil, raw)
+	return b
 }
 
-// Literals, handed over as themselves.
-var (
-	rawTrue  = jsontext.Value(`true`)
-	rawFalse = jsontext.Value(`false`)
-	rawNull  = jsontext.Value(`null`)
-)
+// literals are handed over as themselves, by their first byte.
+var literals = [256]jsontext.Value{'t': jsontext.Value("true"), 'f': jsontext.Value("false"), 'n': jsontext.Value("null")}
 
 // value reads the next value: a string's or a number's raw token, valid
 // until the next call; a literal as itself; an object or an array skipped,
@@ -241,12 +222,8 @@ func (s *scanner) scalar(c byte, keep bool) (jsontext.Value, error) {
 	switch c {
 	case '"':
 		return s.str(keep)
-	case 't':
-		return rawTrue, s.literal("true")
-	case 'f':
-		return rawFalse, s.literal("false")
-	case 'n':
-		return rawNull, s.literal("null")
+	case 't', 'f', 'n':
+		return literals[c], s.literal(literals[c])
 	}
 	return s.number(keep)
 }
@@ -296,12 +273,12 @@ func (s *scanner) unexpected(c byte) error {
 }
 
 // literal consumes word, which must be next.
-func (s *scanner) literal(word string) error {
-	for i := range len(word) {
+func (s *scanner) literal(word []byte) error {
+	for _, c := range word {
 		if s.pos == s.end && !s.fill() {
 			return s.cut()
 		}
-		if s.buf[s.pos] != word[i] {
+		if s.buf[s.pos] != c {
 			return syntax("invalid character %q in literal %s", s.buf[s.pos], word)
 		}
 		s.pos++

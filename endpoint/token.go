@@ -29,13 +29,12 @@ func plain8(x uint64) bool {
 }
 
 // str scans the string at s.pos; with keep, it returns its raw token, cut
-// after s.maxToken bytes.
+// after s.maxToken bytes (keep is then off).
 func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	s.tok, s.escaped = s.tok[:0], false
-	start := s.pos // the first byte of the token not yet in s.tok
+	start, n := s.pos, 1 // the first byte of the token not yet in s.tok; bytes of it scanned
+	copied := false      // the token is in s.tok
 	s.pos++
-	n := 1                       // bytes of the token scanned
-	copied, long := false, false // the token is in s.tok; it was cut
 	for {
 		b, i := s.buf[:s.end], s.pos
 		short := min(i+16, len(b))
@@ -52,8 +51,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 		n += i - s.pos
 		s.pos = i
 		if keep && n > s.maxToken {
-			s.tok = append(s.tok, b[start:max(start, i-(n-s.maxToken))]...)
-			copied, keep, long = true, false, true
+			s.tok, copied, keep = append(s.tok, b[start:max(start, i-(n-s.maxToken))]...), true, false
 		}
 		if i == len(b) {
 			if keep {
@@ -69,7 +67,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 		case c == '"':
 			s.pos++
 			switch {
-			case long:
+			case !keep && copied: // cut
 				return append(s.tok, '"'), nil
 			case !keep:
 				return nil, nil
@@ -82,31 +80,25 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 		}
 		// An escape: kept whole or not at all.
 		if keep {
-			s.tok, copied = append(s.tok, b[start:i]...), true
-			if n >= s.maxToken {
-				keep, long = false, true
-			}
+			s.tok, copied, keep = append(s.tok, b[start:i]...), true, n < s.maxToken
 		}
 		s.escaped = true
-		esc, err := s.escape()
+		size, err := s.escape(keep)
 		if err != nil {
 			return nil, err
 		}
-		if keep {
-			s.tok = append(s.tok, esc...)
-		}
-		n += len(esc)
+		n += size
 		start = s.pos
 	}
 }
 
-// escape consumes the escape at s.pos and returns it.
-func (s *scanner) escape() ([]byte, error) {
-	var esc [6]byte
+// escape consumes the escape at s.pos, adding it to s.tok with keep, and
+// returns its size.
+func (s *scanner) escape(keep bool) (int, error) {
 	size := 2
 	for i := 0; i < size; i++ {
 		if s.pos == s.end && !s.fill() {
-			return nil, s.cut()
+			return 0, s.cut()
 		}
 		c := s.buf[s.pos]
 		switch {
@@ -115,12 +107,14 @@ func (s *scanner) escape() ([]byte, error) {
 		case i == 1 && (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'):
 		case i > 1 && ('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
 		case i > 0:
-			return nil, syntax("invalid escape in a string")
+			return 0, syntax("invalid escape in a string")
 		}
-		esc[i] = c
+		if keep {
+			s.tok = append(s.tok, c)
+		}
 		s.pos++
 	}
-	return esc[:size], nil
+	return size, nil
 }
 
 // number scans the number at s.pos; with keep, it returns its raw token,

@@ -52,7 +52,7 @@ func example(f described.Field, i int, now time.Time) any {
 	if f.Must != "" {
 		return f.Must
 	}
-	c := &described.Config{Now: func() time.Time { return now }, MaxNameBytes: described.DefaultMaxNameBytes}
+	c := &described.Config{Now: func() time.Time { return now }}
 	for _, candidate := range []any{
 		float64(40 + i),
 		fmt.Sprintf("%s_%d", strings.ReplaceAll(f.Name, ".", "_"), i),

@@ -19,7 +19,7 @@ import (
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func config() *endpoint.Config {
-	return &endpoint.Config{Now: func() time.Time { return now }, MaxNameBytes: endpoint.DefaultMaxNameBytes}
+	return &endpoint.Config{Now: func() time.Time { return now }}
 }
 
 // fieldNames and fieldRules are the event's fields, in List.Item's order.
