@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -12,17 +11,29 @@ import (
 )
 
 // What a response body goes through before a decoder reads it: its
-// Content-Type checked, gzip undone, its size limited and counted.
+// Content-Type checked, gzip undone, its size limited (http.MaxBytesReader)
+// and recorded.
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
+// recorder counts the bytes read through it and keeps the first headBytes
+// of them, for error messages, and the first error other than io.EOF,
+// which tells a broken connection or a body over its limit apart from
+// malformed JSON.
+type recorder struct {
+	r    io.Reader
+	n    int64
+	head []byte
+	err  error
 }
 
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
+const headBytes = 128
+
+func (b *recorder) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	b.head = append(b.head, p[:min(n, max(headBytes-len(b.head), 0))]...)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
 	return n, err
 }
 
@@ -48,65 +59,14 @@ func decodedBody(resp *http.Response, keys *redact.Redactor) (io.Reader, error) 
 
 // checkContentType accepts what a JSON API plausibly sends: JSON types,
 // text/plain (the default of many frameworks) and no header at all, with
-// any parameters, even malformed ones.
+// any parameters, even malformed ones: they do not change what the media
+// type before them says the body is.
 func checkContentType(v string) error {
-	if v == "" {
-		return nil
-	}
-	mt, _, err := mime.ParseMediaType(v)
-	if err != nil {
-		// A bad parameter ("application/json; charset") spoils only the
-		// parameters; the media type before it still says what the body is.
-		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(v, ";", 2)[0]))
-	}
-	switch {
-	case mt == "application/json", mt == "text/json", mt == "text/plain",
+	mt, _, _ := strings.Cut(v, ";")
+	switch mt = strings.ToLower(strings.TrimSpace(mt)); {
+	case v == "", mt == "application/json", mt == "text/json", mt == "text/plain",
 		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
 		return nil
 	}
 	return ErrBadContent
-}
-
-// limitedBody reads at most left bytes and then fails with ErrBodyTooLarge,
-// so an oversize body is never read whole. It keeps the first bytes for
-// error messages and remembers the first read error, which tells a broken
-// connection apart from malformed JSON.
-type limitedBody struct {
-	r    io.Reader
-	left int64
-	head []byte
-	err  error
-}
-
-const headBytes = 128
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
-	}
-	if b.left <= 0 {
-		// Over the limit only if there is more to read.
-		var one [1]byte
-		n, err := b.r.Read(one[:])
-		if n > 0 {
-			b.err = ErrBodyTooLarge
-			return 0, b.err
-		}
-		if err != nil && err != io.EOF {
-			b.err = err
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	if len(b.head) < headBytes {
-		b.head = append(b.head, p[:min(n, headBytes-len(b.head))]...)
-	}
-	if err != nil && err != io.EOF {
-		b.err = err
-	}
-	return n, err
 }

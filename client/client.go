@@ -100,9 +100,7 @@ type Client struct {
 }
 
 // StaticKey returns a key source for a fixed key.
-func StaticKey(key string) func() (string, error) {
-	return func() (string, error) { return key, nil }
-}
+func StaticKey(key string) func() (string, error) { return func() (string, error) { return key, nil } }
 
 // New checks cfg and returns a client. It sends no request.
 func New(cfg Config) (*Client, error) {
@@ -140,15 +138,12 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// CloseIdleConnections closes the client's idle connections, for a client
-// no longer used.
+// CloseIdleConnections closes the idle connections of a client no longer used.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
-// String shows only the redacted base URL, whatever the verb, for a Client
-// or a pointer to one.
-func (c Client) String() string { return "client.Client{" + c.base.Redacted() + "}" }
-
-// GoString keeps %#v from printing internals.
+// String and GoString show only the redacted base URL, whatever the verb,
+// for a Client or a pointer to one: never its internals.
+func (c Client) String() string   { return "client.Client{" + c.base.Redacted() + "}" }
 func (c Client) GoString() string { return c.String() }
 
 // Redactor holds the client's keys with every other of the process: label
@@ -174,10 +169,7 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	c.cfg.Keys.Remember(key)
 	u := *c.base
 	u.Path, u.RawPath, u.RawQuery = strings.TrimSuffix(u.Path, "/")+"/v1/"+endpoint, "", query.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return Meta{}, &TransportError{Endpoint: where, Err: errors.New("cannot build request")}
-	}
+	req := (&http.Request{Method: http.MethodGet, URL: &u, Header: http.Header{}}).WithContext(ctx)
 	// Accept-Encoding by hand, so that Go's transport does not ask for gzip
 	// behind our back and leave it to us when the caller's transport
 	// disables that (prometheus/common's does): decodedBody handles it.
@@ -200,7 +192,7 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 		return Meta{}, &TransportError{Endpoint: where, Err: c.redactError(errors.Unwrap(err))}
 	}
 	received := time.Now()
-	counted := &countingReader{r: resp.Body}
+	counted := &recorder{r: resp.Body}
 	resp.Body = struct {
 		io.Reader
 		io.Closer
@@ -213,29 +205,31 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 			RateLimit: rateLimit(resp.Header, received)})
 	}()
 
-	h, notModified := resp.Header, resp.StatusCode == http.StatusNotModified && !v.Empty()
-	if notModified && len(h.Values("Cache-Control"))+len(h.Values("Expires")) == 0 {
-		// RFC 9111 4.3.4: caching headers a 304 leaves out stay as stored.
+	h, notModified := resp.Header, resp.StatusCode == http.StatusNotModified && v.ETag+v.LastModified != ""
+	if notModified { // RFC 9111 4.3.4: a header a 304 leaves out stays as stored
 		h = h.Clone()
-		h["Cache-Control"], h["Expires"] = v.CacheControl, []string{v.Expires}
+		for name, stored := range map[string][]string{"Etag": {v.ETag}, "Last-Modified": {v.LastModified}, "Cache-Control": v.CacheControl, "Expires": {v.Expires}} {
+			if len(h[name]) == 0 {
+				h[name] = stored
+			}
+		}
 	}
 	meta := Meta{NotModified: notModified, Validators: validators(h), Freshness: freshness(h, start, received)}
 	switch {
 	case notModified:
-		if meta.Validators.Empty() { // so are those it does not repeat
-			meta.Validators.ETag, meta.Validators.LastModified = v.ETag, v.LastModified
-		}
 		return meta, nil
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return Meta{}, c.statusError(where, resp)
+		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, excerptBytes))
+		se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Excerpt: c.excerpt(string(excerpt), excerptBytes)}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		}
+		return Meta{}, se
 	}
 	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
 	}
-	limit := c.cfg.MaxDocumentBytes
-	if l == PageLimit {
-		limit = c.cfg.MaxResponseBytes
-	}
+	limit := map[Limit]int64{DocumentLimit: c.cfg.MaxDocumentBytes, PageLimit: c.cfg.MaxResponseBytes}[l]
 	if resp.ContentLength > limit && resp.Header.Get("Content-Encoding") == "" {
 		// Known to fail before a byte is read: not a byte of it is decoded.
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
@@ -244,45 +238,31 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	if err != nil {
 		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
-	body := &limitedBody{r: raw, left: limit}
+	body := &recorder{r: http.MaxBytesReader(nil, io.NopCloser(raw), limit)}
 	if err = read(body); err != nil {
-		return Meta{}, c.classify(where, body, limit, err)
+		return Meta{}, c.classify(where, body, err)
 	}
 	return meta, nil
-}
-
-func (c *Client) statusError(where string, resp *http.Response) error {
-	buf := make([]byte, excerptBytes)
-	n, _ := io.ReadFull(resp.Body, buf)
-	se := &StatusError{Endpoint: where, StatusCode: resp.StatusCode, Excerpt: c.excerpt(string(buf[:n]), excerptBytes)}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		se.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-	}
-	return se
 }
 
 // classify turns what went wrong while reading a 2xx body into a typed
 // error: the connection (or the limit) first, since a reader that failed
 // makes any decoder fail; then what the decoder said, with the start of the
 // body when it was not JSON.
-func (c *Client) classify(where string, body *limitedBody, limit int64, err error) error {
-	switch {
-	case errors.Is(body.err, ErrBodyTooLarge):
-		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
-	case body.err != nil: // reset, deadline, or cut short
+func (c *Client) classify(where string, body *recorder, err error) error {
+	if tooLarge, ok := errors.AsType[*http.MaxBytesError](body.err); ok {
+		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, tooLarge.Limit)}
+	} else if body.err != nil { // reset, deadline, or cut short
 		return &TransportError{Endpoint: where, Err: c.redactError(fmt.Errorf("reading body: %w", body.err))}
 	}
-	if de := (*DecodeError)(nil); errors.As(err, &de) {
+	if de, ok := errors.AsType[*DecodeError](err); ok {
 		return &DecodeError{Endpoint: where, Field: de.Field, Err: c.redactError(de.Err)}
 	}
-	if errors.Is(err, ErrNotJSON) {
-		msg := c.cfg.Keys.Upstream(err.Error())
-		if head := c.excerpt(string(body.head), 80); head != "" {
-			msg += fmt.Sprintf(" (body starts %q)", head)
-		}
-		return &DecodeError{Endpoint: where, Err: &redactedError{msg: msg, orig: err}}
+	msg := c.cfg.Keys.Upstream(err.Error())
+	if head := c.excerpt(string(body.head), 80); head != "" && errors.Is(err, ErrNotJSON) {
+		msg += fmt.Sprintf(" (body starts %q)", head)
 	}
-	return &DecodeError{Endpoint: where, Err: c.redactError(err)}
+	return &DecodeError{Endpoint: where, Err: &redactedError{msg: msg, orig: err}}
 }
 
 // excerpt makes text from the wire fit for a log line: through the door

@@ -301,6 +301,7 @@ func TestBodyFormsTheRFCsAllow(t *testing.T) {
 		{name: "any 2xx", contentType: "application/json", status: 299, body: []byte(okOverview)},
 		{name: "3xx is not 2xx", contentType: "application/json", status: 300, body: []byte(okOverview), errText: "HTTP 300"},
 		{name: "uppercase", contentType: "Application/JSON", body: []byte(okOverview)},
+		{name: "no Content-Type", contentType: "", body: []byte(okOverview)},
 		{name: "gzip", contentType: "application/json", encoding: "gzip", body: gzipped},
 		{name: "gzip that is not", contentType: "application/json", encoding: "gzip", body: []byte(okOverview), errText: "not gzip"},
 		{name: "brotli", contentType: "application/json", encoding: "br", body: []byte("??"), errText: `Content-Encoding "br"`},

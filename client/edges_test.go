@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/global-stability/global_stability_exporter/client"
 )
@@ -117,9 +118,10 @@ func bodyLimitCases(t *testing.T, srv *httptest.Server) {
 }
 
 // TestExcerptsAreCutShort: an error quotes at most 64 bytes of a
-// Content-Type and 80 of a body that is not JSON, whatever their length.
+// Content-Type and 80 of a body that is not JSON, whatever their length,
+// and never half of a character.
 func TestExcerptsAreCutShort(t *testing.T) {
-	long := strings.Repeat("x", 1000)
+	long := "x" + strings.Repeat("é", 500) // a cut at an odd offset falls inside an é
 	for _, tc := range []struct {
 		contentType, body, quoted string
 		max                       int
@@ -138,7 +140,7 @@ func TestExcerptsAreCutShort(t *testing.T) {
 		_, rest, _ := strings.Cut(err.Error(), tc.quoted)
 		quoted, unquoteErr := strconv.QuotedPrefix(rest)
 		excerpt, _ := strconv.Unquote(quoted)
-		if unquoteErr != nil || !strings.HasSuffix(excerpt, "…") || len(excerpt) > tc.max+len("…") {
+		if unquoteErr != nil || !strings.HasSuffix(excerpt, "…") || len(excerpt) > tc.max+len("…") || !utf8.ValidString(excerpt) {
 			t.Errorf("%s: want at most %d bytes and a …, got %q in %v", tc.quoted, tc.max, excerpt, err)
 		}
 	}

@@ -91,8 +91,7 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // RetryAfter returns how long the server asked the caller to wait, if err
 // carries a Retry-After.
 func RetryAfter(err error) (time.Duration, bool) {
-	var se *StatusError
-	if errors.As(err, &se) && se.RetryAfter > 0 {
+	if se, ok := errors.AsType[*StatusError](err); ok && se.RetryAfter > 0 {
 		return se.RetryAfter, true
 	}
 	return 0, false
@@ -122,10 +121,7 @@ func sanitize(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	for !utf8.RuneStart(s[max]) { // s is valid UTF-8 now: cut before a rune
-		max--
-	}
-	return strings.TrimSpace(s[:max]) + "…"
+	return strings.TrimSpace(strings.ToValidUTF8(s[:max], "")) + "…" // a rune cut in two is dropped
 }
 
 // redactedError stands in for an error whose text the door changed: it

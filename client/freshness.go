@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,9 +30,6 @@ type Validators struct {
 	CacheControl []string
 	Expires      string
 }
-
-// Empty reports whether there is nothing to revalidate with.
-func (v Validators) Empty() bool { return v.ETag == "" && v.LastModified == "" }
 
 // Freshness is what a response's caching headers allow.
 type Freshness struct {
@@ -107,14 +105,11 @@ func cacheControl(values []string) map[string]string {
 }
 
 // deltaSeconds parses a non-negative number of seconds, 0 if it is not one;
-// a value too large is capped (RFC 9111 1.2.2).
+// a value too large is capped (RFC 9111 1.2.2), at 2^31-1.
 func deltaSeconds(s string) time.Duration {
-	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+	n, err := strconv.ParseUint(s, 10, 31)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n > 1<<31 {
-		n = 1 << 31
 	}
 	return time.Duration(n) * time.Second
 }

@@ -44,6 +44,9 @@ func TestFreshness(t *testing.T) {
 		{"a Date ahead of our clock: Expires read on the API's clock", map[string]string{"Expires": received.Add(11 * time.Minute).Format(http.TimeFormat), "Date": received.Add(10 * time.Minute).Format(http.TimeFormat)}, time.Minute - 2*time.Second, false},
 		{"a Date behind our clock: Expires read on the API's clock", map[string]string{"Expires": received.Add(-9 * time.Minute).Format(http.TimeFormat), "Date": received.Add(-10 * time.Minute).Format(http.TimeFormat)}, 0, false},
 		{"capped at MaxFreshness", map[string]string{"Cache-Control": "max-age=31536000", "Date": date}, MaxFreshness - 2*time.Second, false},
+		// RFC 9111 1.2.2: a delta-seconds past 2^31 is capped, not invalid.
+		{"a max-age past 2^31 is capped", map[string]string{"Cache-Control": "max-age=99999999999999999999", "Date": date}, MaxFreshness - 2*time.Second, false},
+		{"an Age past 2^31 is capped, and stale", map[string]string{"Cache-Control": "max-age=30", "Age": "99999999999999999999", "Date": date}, 0, false},
 		{"private: ours to store", map[string]string{"Cache-Control": "private, max-age=30", "Date": date}, 28 * time.Second, false},
 	} {
 		h := http.Header{}

@@ -34,8 +34,7 @@ func (c *Client) Walk(ctx context.Context, endpoint string, limit Limit, pager P
 	if c.cfg.PageSizeParam != "" && c.cfg.PageSize > 0 {
 		query.Set(c.cfg.PageSizeParam, strconv.Itoa(c.cfg.PageSize))
 	}
-	cursor := ""
-	for page := 1; ; page++ {
+	for page, cursor := 1, ""; ; page++ {
 		var next string
 		where := fmt.Sprintf("%s page %d", endpoint, page)
 		meta, err := c.get(ctx, endpoint, where, page, query, limit, pager.Validators(page, cursor), func(r io.Reader) (err error) {

@@ -32,20 +32,16 @@ type RateLimit struct {
 func rateLimit(h http.Header, now time.Time) RateLimit {
 	// IETF: RateLimit's first item, and the policy (an item with q=) of its
 	// name, else the first policy.
-	var name, r, t, q, w string
+	var ietf, policy sfItem
 	if items := sfList(h.Values("RateLimit")); len(items) > 0 {
 		if _, ok := items[0].params["r"]; ok || items[0].params["t"] != "" {
-			name, r, t = items[0].name, items[0].params["r"], items[0].params["t"]
+			ietf = items[0]
 		}
 	}
-	var policy *sfItem
 	for _, p := range sfList(h.Values("RateLimit-Policy")) {
-		if _, ok := p.params["q"]; ok && (policy == nil || p.name == name && policy.name != name) {
-			policy = &p
+		if _, ok := p.params["q"]; ok && (policy.params == nil || p.name == ietf.name && policy.name != ietf.name) {
+			policy = p
 		}
-	}
-	if policy != nil {
-		q, w = policy.params["q"], ";w="+policy.params["w"]
 	}
 	var d07 convention
 	p := structuredParams(h.Get("RateLimit"))
@@ -54,7 +50,7 @@ func rateLimit(h http.Header, now time.Time) RateLimit {
 		d07 = convention{p["limit"], p["remaining"], p["reset"], h.Get("RateLimit-Policy"), false}
 	}
 	for _, c := range []convention{
-		{q, r, t, w, false},
+		{policy.params["q"], ietf.params["r"], ietf.params["t"], ";w=" + policy.params["w"], false},
 		d07,
 		{h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), "", false},
 		{h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), "", true},

@@ -35,10 +35,9 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// origin is scheme, host and port (RFC 6454), the scheme's default port
-// filled in.
+// origin is scheme (url.Parse lowers its case), host and port (RFC 6454),
+// the scheme's default port filled in.
 func origin(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[scheme])
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

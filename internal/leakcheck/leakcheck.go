@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 )
 
 // MinPiece is the shortest run of a key's bytes that counts as a leak.
@@ -20,61 +19,35 @@ const MinPiece = 8
 // Forms lists the ways a key is written back.
 func Forms(key string) []string {
 	jsonEscaped := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "<", `\u003c`, ">", `\u003e`, "&", `\u0026`).Replace(key)
-	out := []string{
-		key,
-		jsonEscaped,
-		strings.ReplaceAll(jsonEscaped, "/", `\/`),
-		url.QueryEscape(key),
-		url.PathEscape(key),
-		strings.Trim(fmt.Sprintf("%q", key), `"`),
-	}
+	out := []string{key, jsonEscaped, strings.ReplaceAll(jsonEscaped, "/", `\/`),
+		url.QueryEscape(key), url.PathEscape(key), strings.Trim(fmt.Sprintf("%q", key), `"`)}
+	// Base64 of the key after a prefix (of each length mod 3), in both
+	// alphabets: the characters whose six bits all come from the key's
+	// bytes, what the encoding says of the key alone wherever it sits.
 	for _, prefix := range []string{"", "x", "xy", "Bearer "} {
-		out = append(out, Base64KeyRun(base64.StdEncoding, prefix, key, ""), Base64KeyRun(base64.RawURLEncoding, prefix, key, "!"))
-	}
-	return out
-}
-
-// Base64KeyRun encodes prefix+key+suffix and returns the characters whose
-// six bits all come from key's bytes: what the encoding says of the key
-// alone, wherever it sits.
-func Base64KeyRun(enc *base64.Encoding, prefix, key, suffix string) string {
-	e := enc.EncodeToString([]byte(prefix + key + suffix))
-	from, to := len(prefix), len(prefix)+len(key) // key's bytes
-	var run []byte
-	for j := range e {
-		first, last := 6*j/8, (6*j+5)/8 // the bytes character j draws on
-		if first >= from && last < to {
-			run = append(run, e[j])
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding} {
+			var run []byte
+			for j, c := range []byte(enc.EncodeToString([]byte(prefix + key))) {
+				if first, last := 6*j/8, (6*j+5)/8; first >= len(prefix) && last < len(prefix)+len(key) {
+					run = append(run, c)
+				}
+			}
+			out = append(out, string(run))
 		}
 	}
-	return string(run)
-}
-
-var cache sync.Map // key → []string
-
-// windows lists every run of MinPiece bytes of every form of key, in
-// lower case.
-func windows(key string) []string {
-	if w, ok := cache.Load(key); ok {
-		return w.([]string)
-	}
-	var out []string
-	for _, form := range Forms(key) {
-		for i := 0; i+MinPiece <= len(form); i++ {
-			out = append(out, strings.ToLower(form[i:i+MinPiece]))
-		}
-	}
-	cache.Store(key, out)
 	return out
 }
 
 // Find returns a run of MinPiece bytes of some form of key that text holds,
-// ignoring ASCII case, or "" when there is none.
+// ignoring case, or "" when there is none.
 func Find(text, key string) string {
-	lower := strings.ToLower(text)
-	for _, w := range windows(key) {
-		if strings.Contains(lower, w) {
-			return w
+	text = strings.ToLower(text)
+	for _, form := range Forms(key) {
+		form = strings.ToLower(form)
+		for i := 0; i+MinPiece <= len(form); i++ {
+			if strings.Contains(text, form[i:i+MinPiece]) {
+				return form[i : i+MinPiece]
+			}
 		}
 	}
 	return ""

@@ -7,29 +7,24 @@ package pipenet
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 )
 
 // Network is one server reachable at any address.
 type Network struct {
 	srv       *http.Server
-	conns     chan net.Conn
-	closed    chan struct{}
-	closeOnce sync.Once
 	transport *http.Transport
+	conns     chan net.Conn   // the server ends of the pipes dialled
+	closed    <-chan struct{} // by Close
+	stop      context.CancelFunc
 }
 
 // Serve starts serving h. Call Close before the test (or bubble) ends.
 func Serve(h http.Handler) *Network {
-	n := &Network{
-		srv:    &http.Server{Handler: h, ReadHeaderTimeout: time.Minute},
-		conns:  make(chan net.Conn),
-		closed: make(chan struct{}),
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &Network{srv: &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}, conns: make(chan net.Conn), closed: ctx.Done(), stop: cancel}
 	n.transport = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			client, server := net.Pipe()
@@ -54,27 +49,22 @@ func (n *Network) Client() *http.Client { return &http.Client{Transport: n.trans
 
 // Close stops the server and closes every connection.
 func (n *Network) Close() {
-	n.closeOnce.Do(func() { close(n.closed) })
+	n.stop()
 	n.transport.CloseIdleConnections()
 	_ = n.srv.Close()
 }
 
-type listener struct{ n *Network }
+// listener hands the server the pipes dialled; Close ends it.
+type listener struct{ *Network }
 
 func (l listener) Accept() (net.Conn, error) {
 	select {
-	case c := <-l.n.conns:
+	case c := <-l.conns:
 		return c, nil
-	case <-l.n.closed:
-		return nil, errors.New("pipenet: closed")
+	case <-l.closed:
+		return nil, net.ErrClosed
 	}
 }
 
-func (l listener) Close() error { return nil }
-
-func (l listener) Addr() net.Addr { return addr{} }
-
-type addr struct{}
-
-func (addr) Network() string { return "pipe" }
-func (addr) String() string  { return "pipe" }
+func (l listener) Close() error   { return nil }
+func (l listener) Addr() net.Addr { return &net.UnixAddr{Name: "pipe", Net: "pipe"} }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -34,40 +33,23 @@ func Parse(text string) (Samples, error) {
 			for _, l := range m.GetLabel() {
 				pairs = append(pairs, l.GetName(), l.GetValue())
 			}
-			out[Key(name, pairs...)] = value(m)
+			// A metric holds one of these; the getters of the others are 0.
+			out[Key(name, pairs...)] = m.GetGauge().GetValue() + m.GetCounter().GetValue() + m.GetUntyped().GetValue() +
+				float64(m.GetHistogram().GetSampleCount()+m.GetSummary().GetSampleCount())
 		}
 	}
 	return out, nil
 }
 
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Gauge != nil:
-		return m.GetGauge().GetValue()
-	case m.Counter != nil:
-		return m.GetCounter().GetValue()
-	case m.Untyped != nil:
-		return m.GetUntyped().GetValue()
-	case m.Histogram != nil:
-		return float64(m.GetHistogram().GetSampleCount())
-	case m.Summary != nil:
-		return float64(m.GetSummary().GetSampleCount())
-	}
-	return 0
-}
-
 // Key writes a series as name{a="1",b="2"}, labels sorted by name, or the
 // bare name when it has none. pairs alternates label names and values.
 func Key(name string, pairs ...string) string {
-	if len(pairs)%2 != 0 {
-		panic("promtext.Key: odd number of label name/value arguments")
-	}
-	if len(pairs) == 0 {
-		return name
-	}
 	parts := make([]string, 0, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {
 		parts = append(parts, fmt.Sprintf("%s=%q", pairs[i], pairs[i+1]))
+	}
+	if len(parts) == 0 {
+		return name
 	}
 	slices.Sort(parts)
 	return name + "{" + strings.Join(parts, ",") + "}"

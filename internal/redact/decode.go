@@ -26,14 +26,12 @@ func unescape(b []byte, kinds string) ([]byte, bool) {
 		undo[k] = true
 	}
 	out, changed := make([]byte, 0, len(b)), false
-	for i := 0; i < len(b); {
+	for i, ok := 0, false; i < len(b); changed = changed || ok {
 		if undo[b[i]] {
-			if o, end, ok := unescapeAt(out, b, i); ok {
-				out, i, changed = o, end, true
-				continue
-			}
+			out, i, ok = unescapeAt(out, b, i)
+		} else {
+			out, i, ok = append(out, b[i]), i+1, false
 		}
-		out, i = append(out, b[i]), i+1
 	}
 	return out, changed
 }
@@ -68,7 +66,8 @@ func partialReadings(b []byte, f func([]byte) bool) bool {
 }
 
 // unescapeAt appends what the escape at b[i] (%HH, an HTML reference, or
-// JSON's or JavaScript's) stands for, if one starts there, and its end.
+// JSON's or JavaScript's) stands for, if one starts there, else b[i]; and
+// where what it read ends.
 func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 	switch {
 	case b[i] == '%':
@@ -107,7 +106,7 @@ func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 			return append(dst, "\"\\/'\b\f\n\r\t"[k]), i + 2, true
 		}
 	}
-	return dst, i, false
+	return append(dst, b[i]), i + 1, false
 }
 
 // hexAt reads n hex digits at b[i:].
@@ -129,16 +128,13 @@ func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20
 
 func isAlnum(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' }
 
-// minBase64Run is the shortest run of base64 that can hold MinPiece bytes.
-const minBase64Run = (MinPiece*4 + 2) / 3
-
 // inBase64 reports whether f holds for what a run of base64 in b decodes
 // to, at any of the four alignments it can have in the run.
 func inBase64(b []byte, f func(decoded []byte) bool) bool {
 	for i, j := 0, 0; i < len(b); i = j + 1 {
 		for j = i; j < len(b) && isBase64(b[j]); j++ {
 		}
-		if j-i < minBase64Run {
+		if j-i < (MinPiece*4+2)/3 { // too short to hold MinPiece bytes
 			continue
 		}
 		run, out := []byte(toStandard.Replace(string(b[i:j]))), make([]byte, j-i)
@@ -157,17 +153,12 @@ var toStandard = strings.NewReplacer("-", "+", "_", "/")
 // more escaped once more. A key is text; a hash, a trace ID or a wrong
 // alignment mostly decodes to none.
 func nested(decoded []byte) bool {
-	for t := 0; t < len(decoded); t++ {
-		n := bytes.IndexFunc(decoded[t:], func(r rune) bool {
-			return r == utf8.RuneError || r < 0x20 && !strings.ContainsRune("\t\n\r", r) || r == 0x7f
-		})
-		if n < 0 {
-			n = len(decoded) - t
-		}
-		if text := decoded[t : t+n]; n >= MinPiece && (hasEscape(text) || inBase64(text, func([]byte) bool { return true })) {
+	for text := range bytes.FieldsFuncSeq(decoded, func(r rune) bool {
+		return r == utf8.RuneError || r < 0x20 && !strings.ContainsRune("\t\n\r", r) || r == 0x7f
+	}) {
+		if len(text) >= MinPiece && (hasEscape(text) || inBase64(text, func([]byte) bool { return true })) {
 			return true
 		}
-		t += n
 	}
 	return false
 }

@@ -99,10 +99,9 @@ func (r *Redactor) hold(key string, by int32) {
 		var w uint64
 		for i := range len(f) {
 			if w = w<<8 | uint64(f[i]); i >= MinPiece-1 {
-				if r.filter[hash(w)] += uint32(by); r.pieces[w]+by == 0 { //nolint:gosec // G115: -1 wraps to a decrement
+				r.filter[hash(w)] += uint32(by) //nolint:gosec // G115: -1 wraps to a decrement
+				if r.pieces[w] += by; r.pieces[w] == 0 {
 					delete(r.pieces, w)
-				} else {
-					r.pieces[w] += by
 				}
 			}
 		}
