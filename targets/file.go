@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,10 +83,8 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	for i, el := range list {
 		item, _ := el.(yaml.MapSlice)
 		var name string
-		for _, kv := range item {
-			if kv.Key == "name" {
-				name = fmt.Sprint(kv.Value)
-			}
+		if n := slices.IndexFunc(item, func(kv yaml.MapItem) bool { return kv.Key == "name" }); n >= 0 {
+			name = fmt.Sprint(item[n].Value)
 		}
 		where := fmt.Sprintf("targets[%d]", i)
 		if name != "" {

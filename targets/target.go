@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -73,13 +74,17 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api_url: %w", err)
 	}
+	path, v1 := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	if v1 {
+		u.Path, u.RawPath = path, ""
+	}
+	t.API = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String() // no credentials
+	if v1 {
+		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", t.API)
+	}
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", withoutCredentials(u))
+		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", t.API)
 	}
-	if trimVersion(u) {
-		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", withoutCredentials(u))
-	}
-	t.API = withoutCredentials(u)
 	// prometheus/common's client, as Prometheus scrapes with: TLS files
 	// re-read when they change, proxies from the environment, HTTP/2.
 	hc, err := commonconfig.NewClientFromConfig(commonconfig.HTTPClientConfig{
