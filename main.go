@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
@@ -89,22 +88,10 @@ func run(args []string) int {
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	c := registerFlags(app)
-	var problems []error
-	for _, m := range app.Model().Flags {
-		if m.Name != "help" && m.Name != "version" {
-			app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: &problems})
-		}
-	}
-	args, argProblems := screenArgs(app, args)
-	problems = append(problems, argProblems...)
-	_, parseErr := app.Parse(args)
-
+	problems, parsed := parseArgs(app, args)
 	keys := redact.New() // every target's, redacted from every log line, page and text from the API
 	logger, slogger := newLogger(&c.log, keys)
-	if parseErr != nil {
-		// What kingpin still refuses after screenArgs: a flag missing its value.
-		problems = append(problems, fmt.Errorf("%w (see --help)", parseErr))
-	} else {
+	if parsed {
 		problems = append(problems, validate(c)...)
 	}
 	if len(problems) > 0 { // each on a line of its own, in the log's format

@@ -20,39 +20,41 @@ import (
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// screenArgs takes out of args what kingpin would stop at (a flag it does
-// not know, a boolean flag given a value, an argument), each a problem of
-// its own: kingpin reports only the first and reads nothing after it.
-func screenArgs(app *kingpin.Application, args []string) (kept []string, problems []error) {
+// parseArgs parses args into app's flags and returns every problem at
+// once; parsed is false when kingpin refused the command line and set no
+// flag. kingpin reports only its first problem and reads nothing after
+// it: what it would stop at (a flag it does not know, a boolean flag given
+// a value, an argument) is taken out of args first, and namedValue notes
+// a value that does not parse.
+func parseArgs(app *kingpin.Application, args []string) (problems []error, parsed bool) {
 	flags := map[string]*kingpin.FlagModel{}
 	for _, f := range app.Model().Flags {
 		flags[f.Name] = f
+		if f.Name != "help" && f.Name != "version" {
+			app.GetFlag(f.Name).SetValue(&namedValue{Value: f.Value, name: f.Name, defaults: f.Default, problems: &problems})
+		}
 	}
+	var kept []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		base := strings.TrimPrefix(name, "no-")
+		f, known := flags[name]
+		if b, ok := flags[base]; !known && ok && b.IsBoolFlag() {
+			f, known = b, true
+		}
 		switch {
+		case arg == "-h":
+			kept = append(kept, arg)
 		case arg == "--":
 			for _, stray := range args[i+1:] {
 				problems = append(problems, strayArgument(stray))
 			}
-			return kept, problems
-		case arg == "-h":
-			kept = append(kept, arg)
-			continue
+			i = len(args)
 		case !strings.HasPrefix(arg, "-") || arg == "-":
 			problems = append(problems, strayArgument(arg))
-			continue
 		case !strings.HasPrefix(arg, "--"):
 			problems = append(problems, fmt.Errorf("%s: unknown short flag; the exporter's flags are long ones, such as --api.url (see --help)", shown(arg)))
-			continue
-		}
-		name, value, hasValue := strings.Cut(arg[2:], "=")
-		base := strings.TrimPrefix(name, "no-")
-		f, known := flags[name]
-		if b, ok := flags[base]; !known && ok && base != name && b.IsBoolFlag() {
-			f, known = b, true
-		}
-		switch {
 		case known && f.IsBoolFlag() && hasValue:
 			problems = append(problems, fmt.Errorf("--%s=%s: a boolean flag takes no value: write --%s to turn it on or --no-%s to turn it off (in the environment, %s=true or false)",
 				name, shown(value), base, base, f.Envar))
@@ -70,7 +72,10 @@ func screenArgs(app *kingpin.Application, args []string) (kept []string, problem
 			problems = append(problems, unknownFlag(name, flags))
 		}
 	}
-	return kept, problems
+	if _, err := app.Parse(kept); err != nil { // what is left: a flag missing its value
+		return append(problems, fmt.Errorf("%w (see --help)", err)), false
+	}
+	return problems, true
 }
 
 // keyFlag matches the flags a user may try for the key itself.
