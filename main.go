@@ -111,7 +111,7 @@ func run(args []string) int {
 	routeStdlibLog(logger)
 
 	env := newEnv(c, logger, keys)
-	sc, err := build(demoCtx, c, env)
+	set, metrics, err := build(demoCtx, c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
@@ -127,10 +127,17 @@ func run(args []string) int {
 	own.MustRegister(versioncollector.NewCollector(exporterName), demo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), env.Scrapes)
 	own.MustRegister(env.API.Collectors()...)
-	mux := routes(c, sc, own, keys)
-	if sc.set != nil && c.configFile != "" {
-		own.MustRegister(sc.set.Collectors()...)
-		reloadOnHangUp(ctx, sc.set)
+	mux := routes(c, set, metrics, own, keys)
+	if c.configFile != "" { // reloaded on SIGHUP, as by Prometheus and blackbox_exporter
+		own.MustRegister(set.Collectors()...)
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		context.AfterFunc(ctx, func() { signal.Stop(hup); close(hup) }) // Stop: no signal is sent after it
+		go func() {
+			for range hup {
+				_ = set.Reload()
+			}
+		}()
 	}
 
 	srv := &http.Server{
