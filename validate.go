@@ -31,7 +31,7 @@ func parseArgs(app *kingpin.Application, args []string) (problems []error, parse
 	for _, f := range app.Model().Flags {
 		flags[f.Name] = f
 		if f.Name != "help" && f.Name != "version" {
-			app.GetFlag(f.Name).SetValue(&namedValue{Value: f.Value, name: f.Name, defaults: f.Default, problems: &problems})
+			app.GetFlag(f.Name).SetValue(namedValue{f, &problems})
 		}
 	}
 	var kept []string
@@ -114,35 +114,28 @@ func shown(word string) string {
 	return fmt.Sprintf("%q (%d characters)", word[:4]+"…", len(word))
 }
 
-// namedValue wraps a kingpin flag value so that a value that does not parse
-// names its flag, variable and what would parse, and goes to problems
-// rather than back to kingpin, so that parsing goes on.
+// namedValue wraps a flag's value, as it was before the wrapping, so that
+// a value that does not parse names its flag, variable and what would
+// parse, and goes to problems rather than back to kingpin, so that parsing
+// goes on. The FlagModel also gives kingpin the value's IsBoolFlag.
 type namedValue struct {
-	kingpin.Value
-	name     string
-	defaults []string // what kingpin would have set had the flag not been given
+	*kingpin.FlagModel
 	problems *[]error
 }
 
-func (v *namedValue) Set(s string) error {
+func (v namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
-		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), cmp.Or(valueHints[fmt.Sprintf("%T", v.Value)], err.Error())))
+		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.Name, fmt.Sprintf("%q", s)), cmp.Or(valueHints[fmt.Sprintf("%T", v.Value)], err.Error())))
 		// kingpin took it as given, so it would keep what the failed Set
 		// left, and be reported again as out of range.
-		for _, d := range v.defaults {
+		for _, d := range v.Default {
 			_ = v.Value.Set(d)
 		}
 	}
 	return nil
 }
 
-// IsBoolFlag and IsCumulative pass on what kingpin asks of the value.
-func (v *namedValue) IsBoolFlag() bool {
-	b, ok := v.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-func (v *namedValue) IsCumulative() bool {
+func (v namedValue) IsCumulative() bool {
 	c, ok := v.Value.(interface{ IsCumulative() bool })
 	return ok && c.IsCumulative()
 }
@@ -234,11 +227,9 @@ func validate(c *config) []error {
 	return slices.DeleteFunc(problems, func(err error) bool { return err == nil })
 }
 
-// nameFlag names a target's setting by its flag, or its field if it has none.
+// nameFlag names a target's setting by its flag: one without a flag (a
+// map of the targets' file) cannot be wrong from the flags.
 func nameFlag(st targets.Setting) string {
-	if st.Flag == "" {
-		return st.Field
-	}
 	v := st.Value.String()
 	if strings.ContainsAny(v, " \t") {
 		v = fmt.Sprintf("%q", v)
