@@ -171,11 +171,13 @@ func (s *Set) Probe() http.Handler {
 				http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
 				return
 			}
-			if t.acquire() { // else a reload replaced it meanwhile: look again
-				defer t.release()
+			t.use.RLock()
+			if !t.closed { // else a reload replaced it meanwhile: look again
+				defer t.use.RUnlock()
 				t.probe.ServeHTTP(w, r)
 				return
 			}
+			t.use.RUnlock()
 		}
 	})
 }

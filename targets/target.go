@@ -87,12 +87,9 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	// prometheus/common's client, as Prometheus scrapes with: TLS files
 	// re-read when they change, proxies from the environment, HTTP/2.
-	hc, err := commonconfig.NewClientFromConfig(commonconfig.HTTPClientConfig{
-		TLSConfig:       s.TLS,
-		ProxyConfig:     commonconfig.ProxyConfig{ProxyFromEnvironment: true},
-		FollowRedirects: true,
-		EnableHTTP2:     true,
-	}, "global_stability_exporter")
+	hcc := commonconfig.DefaultHTTPClientConfig
+	hcc.TLSConfig, hcc.ProxyConfig = s.TLS, commonconfig.ProxyConfig{ProxyFromEnvironment: true}
+	hc, err := commonconfig.NewClientFromConfig(hcc, "global_stability_exporter")
 	if err != nil {
 		return nil, fmt.Errorf("tls_config: %w", err)
 	}
@@ -173,19 +170,6 @@ func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
 		Scrapes:        t.scrapes,
 	})
 }
-
-// acquire reserves the target for a probe, unless a reload closed it after
-// the probe found it: the probe then looks again.
-func (t *Target) acquire() bool {
-	t.use.RLock()
-	if t.closed {
-		t.use.RUnlock()
-		return false
-	}
-	return true
-}
-
-func (t *Target) release() { t.use.RUnlock() }
 
 // close waits for the target's probes in flight, then gives up its
 // connections and key ring, and its series when forget says so (a target
