@@ -25,7 +25,6 @@ const (
 	maxTargets      = 1000    // each costs a client, a store and its series
 	MaxFileBytes    = 4 << 20 // the targets' file
 	MaxKeyBytes     = 4 << 10 // a key file
-	MinKeyLength    = redact.MinKeyLength
 	fileReadTimeout = 10 * time.Second
 )
 
@@ -267,8 +266,8 @@ func CheckKey(key, from string) error {
 	switch {
 	case key == "":
 		return fmt.Errorf("%s is empty", from)
-	case len(key) < MinKeyLength:
-		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), MinKeyLength)
+	case len(key) < redact.MinKeyLength:
+		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), redact.MinKeyLength)
 	}
 	return nil
 }

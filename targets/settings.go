@@ -94,16 +94,6 @@ func (s *Settings) List() []Setting {
 	return list
 }
 
-// Defaults are the settings every flag left at its default gives (a
-// default that does not parse fails TestDefaultsAreTheFlagsDefaults).
-func Defaults() Settings {
-	var s Settings
-	for _, st := range s.List() {
-		_ = st.Value.Set(st.Default)
-	}
-	return s
-}
-
 // Same reports whether a and b build the same target, which a reload then
 // keeps whole. Every field counts, so that no setting can be forgotten
 // here; Key is a function, and KeyFile or KeyFrom says where it reads.

@@ -200,7 +200,7 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 }
 
 // parseAPIURL checks a base address as the flags and the file take it,
-// leaving a trailing /v1 to trimVersion.
+// leaving a trailing /v1 to New.
 func parseAPIURL(raw string) (*url.URL, error) {
 	const example = "https://api.example.com"
 	u, err := url.Parse(raw)
