@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
@@ -52,17 +51,29 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 		}
 		return set, nil, err
 	case c.demo:
-		url, keys, err := startDemo(demoCtx, len(demoTargets))
+		// The simulator's accounts, each with a random key and a world of its
+		// own, on a loopback port until demoCtx ends. They answer as a
+		// well-behaved API would, so that the landing page, the reuse
+		// counters and the quota gauges show what they are for.
+		ln, err := new(net.ListenConfig).Listen(demoCtx, "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
-		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
+		url := "http://" + ln.Addr().String()
+		var sims []*simulator.Simulator
 		var named []targets.Named
 		for i, name := range demoTargets {
+			key := rand.Text()
+			sims = append(sims, simulator.New(simulator.Config{Key: key, Seed: uint64(i + 1),
+				Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
 			s := c.defaults
-			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return keys[i], nil }, "the demo's simulator"
+			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return key, nil }, "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})
 		}
+		srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		context.AfterFunc(demoCtx, func() { _ = srv.Close() })
+		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
 		if set, err = targets.NewStaticSet(named, env); err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
@@ -74,29 +85,6 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 		err = fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", errors.Unwrap(err))
 	}
 	return nil, metrics, err
-}
-
-// startDemo serves the simulator's accounts on a loopback port until ctx
-// ends, each with a random key and a world of its own.
-func startDemo(ctx context.Context, accounts int) (url string, keys []string, err error) {
-	var sims []*simulator.Simulator
-	for i := range accounts {
-		b := make([]byte, 16)
-		_, _ = rand.Read(b) // crypto/rand.Read never fails
-		keys = append(keys, hex.EncodeToString(b))
-		sims = append(sims, simulator.New(simulator.Config{Key: keys[i], Seed: uint64(i + 1),
-			// As a well-behaved API would, so that the landing page, the
-			// reuse counters and the quota gauges show what they are for.
-			Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
-	}
-	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	context.AfterFunc(ctx, func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String(), keys, nil
 }
 
 // routes are the exporter's HTTP paths: the metrics path (the exporter's
