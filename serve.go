@@ -98,8 +98,8 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 		mux.Handle(c.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	}
 	if set != nil {
-		mux.Handle("/probe", set.Probe())
-		mux.Handle("/-/reload", set.ReloadHandler())
+		mux.HandleFunc("/probe", set.ServeProbe)
+		mux.HandleFunc("/-/reload", set.ServeReload)
 	} else {
 		noTargets := func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "no targets: this exporter serves one API account, on "+c.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
