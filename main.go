@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
@@ -110,7 +112,14 @@ func run(args []string) int {
 	// Nothing may log around our logger, and so around the key's redaction.
 	routeStdlibLog(logger)
 
-	env := newEnv(c, logger, keys)
+	// Several targets (a file's, the demo's) carry their names in their
+	// series and log lines.
+	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo}
+	if env.Named {
+		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
+	} else {
+		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
+	}
 	set, metrics, err := build(demoCtx, c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)

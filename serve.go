@@ -12,31 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/global-stability/global_stability_exporter/collector"
-	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
-
-// newEnv is what every target of the process shares. Several targets (a
-// file's, the demo's) carry their names in their series and log lines.
-func newEnv(c *config, logger log.Logger, keys *redact.Redactor) targets.Env {
-	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo}
-	if env.Named {
-		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
-	} else {
-		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
-	}
-	return env
-}
 
 var demoTargets = []string{"demo-a", "demo-b"}
 
@@ -132,12 +117,18 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			lc.HeaderColor = "#c0392b"
 		}
 		describe := func(t *targets.Target) string {
-			api := t.API
+			api, last := t.API, "none yet"
 			if c.demo {
 				api = "the built-in simulator (--demo): made-up data"
 			}
+			if st, ok := t.Collections.LastScrape(); ok {
+				last = fmt.Sprintf("%s, every endpoint answered (%d)", st.At.UTC().Format(time.RFC3339), st.Endpoints)
+				if len(st.Failed) > 0 {
+					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
+				}
+			}
 			// Through the door again: a key held since may be in it.
-			return html.EscapeString(api + ". Last scrape: " + keys.Upstream(lastScrape(t)))
+			return html.EscapeString(api + ". Last scrape: " + keys.Upstream(last))
 		}
 		var b strings.Builder
 		if set == nil {
@@ -157,16 +148,4 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 		}
 		page.ServeHTTP(w, r)
 	}
-}
-
-func lastScrape(t *targets.Target) string {
-	st, ok := t.Collections.LastScrape()
-	if !ok {
-		return "none yet"
-	}
-	at := st.At.UTC().Format(time.RFC3339)
-	if len(st.Failed) == 0 {
-		return fmt.Sprintf("%s, every endpoint answered (%d)", at, st.Endpoints)
-	}
-	return fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", at, len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
 }
