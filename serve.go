@@ -36,10 +36,8 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 		}
 		return set, nil, err
 	case c.demo:
-		// The simulator's accounts, each with a random key and a world of its
-		// own, on a loopback port until demoCtx ends. They answer as a
-		// well-behaved API would, so that the landing page, the reuse
-		// counters and the quota gauges show what they are for.
+		// Accounts with a random key and a world each, answering as a good
+		// API would, so that every page and gauge shows what it is for.
 		ln, err := new(net.ListenConfig).Listen(demoCtx, "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
@@ -99,9 +97,8 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 }
 
 // landingPage is the toolkit's landing page, linking only to what is
-// served (no pprof), with what a user checks first: which API each target
-// scrapes and how its last scrape went. It is rendered per request (rare
-// and cheap), since the last scrape changes.
+// served (no pprof), with which API each target scrapes and how its last
+// scrape went: rendered per request (rare and cheap), as that changes.
 func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *redact.Redactor) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		lc := web.LandingConfig{

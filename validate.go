@@ -20,12 +20,10 @@ import (
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// parseArgs parses args into app's flags and returns every problem at
-// once; parsed is false when kingpin refused the command line and set no
-// flag. kingpin reports only its first problem and reads nothing after
-// it: what it would stop at (a flag it does not know, a boolean flag given
-// a value, an argument) is taken out of args first, and namedValue notes
-// a value that does not parse.
+// parseArgs parses args into app's flags and returns every problem at once
+// (parsed: kingpin set the flags). kingpin stops at its first problem, so
+// what it would stop at (an unknown flag, a boolean flag given a value, an
+// argument) is taken out first, and namedValue notes a value that fails.
 func parseArgs(app *kingpin.Application, args []string) (problems []error, parsed bool) {
 	flags := map[string]*kingpin.FlagModel{}
 	for _, f := range app.Model().Flags {
@@ -35,6 +33,7 @@ func parseArgs(app *kingpin.Application, args []string) (problems []error, parse
 		}
 	}
 	var kept []string
+	words := false // after "--", every word is an argument
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
@@ -44,15 +43,12 @@ func parseArgs(app *kingpin.Application, args []string) (problems []error, parse
 			f, known = b, true
 		}
 		switch {
+		case arg == "--" && !words:
+			words = true
+		case words || !strings.HasPrefix(arg, "-") || arg == "-":
+			problems = append(problems, fmt.Errorf("%s: the exporter takes no arguments, only --flags (a value given after a space belongs to the flag before it; a boolean flag takes none; see --help)", shown(arg)))
 		case arg == "-h":
 			kept = append(kept, arg)
-		case arg == "--":
-			for _, stray := range args[i+1:] {
-				problems = append(problems, strayArgument(stray))
-			}
-			i = len(args)
-		case !strings.HasPrefix(arg, "-") || arg == "-":
-			problems = append(problems, strayArgument(arg))
 		case !strings.HasPrefix(arg, "--"):
 			problems = append(problems, fmt.Errorf("%s: unknown short flag; the exporter's flags are long ones, such as --api.url (see --help)", shown(arg)))
 		case known && f.IsBoolFlag() && hasValue:
@@ -99,11 +95,6 @@ func unknownFlag(name string, flags map[string]*kingpin.FlagModel) error {
 	return fmt.Errorf("--%s: unknown flag (see --help for the flags)", name)
 }
 
-// strayArgument explains an argument: the exporter takes only flags.
-func strayArgument(arg string) error {
-	return fmt.Errorf("%s: the exporter takes no arguments, only --flags (a value given after a space belongs to the flag before it; a boolean flag takes none; see --help)", shown(arg))
-}
-
 // shown is a command-line word as a message may quote it: one the exporter
 // does not understand may be a key typed in the wrong place, so a long one
 // shows its start only, shorter than a piece of a key (redact.MinPiece).
@@ -114,10 +105,9 @@ func shown(word string) string {
 	return fmt.Sprintf("%q (%d characters)", word[:4]+"…", len(word))
 }
 
-// namedValue wraps a flag's value, as it was before the wrapping, so that
-// a value that does not parse names its flag, variable and what would
-// parse, and goes to problems rather than back to kingpin, so that parsing
-// goes on. The FlagModel also gives kingpin the value's IsBoolFlag.
+// namedValue wraps a flag's value (its model's) so that a value that does
+// not parse goes to problems, named with its flag, variable and what would
+// parse, rather than back to kingpin, which would stop.
 type namedValue struct {
 	*kingpin.FlagModel
 	problems *[]error
@@ -160,9 +150,8 @@ var valueHints = map[string]string{
 	"*promslog.Format":       "want logfmt or json",
 }
 
-// validate checks every flag whose value parsed but makes no sense, and
-// the combinations that cannot work. With the flags' one account, it also
-// reads the key.
+// validate checks the values that parsed but cannot work, alone or
+// together; with the flags' one account, it also reads the key.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
