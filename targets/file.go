@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -187,18 +186,6 @@ func withoutGoTypes(err error) error {
 }
 
 var goType = regexp.MustCompile(`(\S+) into [\[\]*\w.]+|in type [\w.]+`)
-
-// yamlNames are the YAML field names of a struct, for "did you mean".
-func yamlNames(v any) []string {
-	var names []string
-	t := reflect.TypeOf(v)
-	for i := range t.NumField() {
-		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); n != "" && n != "-" {
-			names = append(names, n)
-		}
-	}
-	return names
-}
 
 // readFile reads a regular file of at most limit bytes, within a deadline.
 // Anything else is refused unread: a FIFO or a device would block start-up

@@ -73,10 +73,7 @@ func (s *Set) Collectors() []prometheus.Collector {
 }
 
 // Get returns the target of that name, as of now.
-func (s *Set) Get(name string) (*Target, bool) {
-	t, ok := s.current.Load().byName[name]
-	return t, ok
-}
+func (s *Set) Get(name string) (*Target, bool) { t, ok := s.current.Load().byName[name]; return t, ok }
 
 // Targets are the targets, as of now, in the file's order.
 func (s *Set) Targets() []*Target { return slices.Clone(s.current.Load().order) }

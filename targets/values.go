@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,7 +190,12 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&fields); err != nil {
 		return errors.New("want a map of TLS settings, such as {ca_file: ca.pem}")
 	}
-	known := yamlNames(commonconfig.TLSConfig{})
+	var known []string
+	for f := range reflect.TypeFor[commonconfig.TLSConfig]().Fields() {
+		if n, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); n != "" && n != "-" {
+			known = append(known, n)
+		}
+	}
 	for f := range fields {
 		if !slices.Contains(known, f) {
 			return fmt.Errorf("unknown field %q%s", f, nearest(f, known))
