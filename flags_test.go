@@ -510,8 +510,7 @@ func TestTLSCAFileFromTheEnvironment(t *testing.T) {
 
 // TestTheFlagsGiveTheDeclaredDefaults walks the declared settings: a
 // command line and an environment that set none of them give each the
-// default it declares, the one a target of a targets' file starts from
-// too (targets.Defaults). A default lost on its way to kingpin (a boolean
+// default it declares. A default lost on its way to kingpin (a boolean
 // flag's "true" taken for kingpin's own default, say) fails here.
 func TestTheFlagsGiveTheDeclaredDefaults(t *testing.T) {
 	app := kingpin.New(exporterName, "")
@@ -524,7 +523,12 @@ func TestTheFlagsGiveTheDeclaredDefaults(t *testing.T) {
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	want := targets.Defaults()
+	var want targets.Settings
+	for _, st := range want.List() {
+		if err := st.Value.Set(st.Default); st.Flag != "" && err != nil {
+			t.Fatalf("--%s: its default %q: %v", st.Flag, st.Default, err)
+		}
+	}
 	got := c.defaults.List()
 	for i, st := range want.List() {
 		if st.Flag != "" && got[i].Value.String() != st.Value.String() {

@@ -31,10 +31,8 @@ func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.L
 }
 
 // redactingLogger is the last step of every log line, whatever its source:
-// each value but a number is printed as text (bytes too, inside a value as
-// well) and loses every piece of a key the process holds, as our own code
-// writes it (Redactor.Plain), so that the guarantee holds for lines nobody
-// thought of.
+// each value but a number, printed as text, loses every piece of a key the
+// process holds (Redactor.Plain), even in a line nobody thought of.
 type redactingLogger struct {
 	next log.Logger
 	keys *redact.Redactor

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
@@ -25,6 +24,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/global-stability/global_stability_exporter/collector"
+	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
@@ -89,22 +90,10 @@ func run(args []string) int {
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
 	c := registerFlags(app)
-	var problems []error
-	for _, m := range app.Model().Flags {
-		if m.Name != "help" && m.Name != "version" {
-			app.GetFlag(m.Name).SetValue(&namedValue{Value: m.Value, name: m.Name, defaults: m.Default, problems: &problems})
-		}
-	}
-	args, argProblems := screenArgs(app, args)
-	problems = append(problems, argProblems...)
-	_, parseErr := app.Parse(args)
-
+	problems, parsed := parseArgs(app, args)
 	keys := redact.New() // every target's, redacted from every log line, page and text from the API
 	logger, slogger := newLogger(&c.log, keys)
-	if parseErr != nil {
-		// What kingpin still refuses after screenArgs: a flag missing its value.
-		problems = append(problems, fmt.Errorf("%w (see --help)", parseErr))
-	} else {
+	if parsed {
 		problems = append(problems, validate(c)...)
 	}
 	if len(problems) > 0 { // each on a line of its own, in the log's format
@@ -123,8 +112,15 @@ func run(args []string) int {
 	// Nothing may log around our logger, and so around the key's redaction.
 	routeStdlibLog(logger)
 
-	env := newEnv(c, logger, keys)
-	sc, err := build(demoCtx, c, env)
+	// Several targets (a file's, the demo's) carry their names in their
+	// series and log lines.
+	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo}
+	if env.Named {
+		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
+	} else {
+		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
+	}
+	set, metrics, err := build(demoCtx, c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1
@@ -140,10 +136,17 @@ func run(args []string) int {
 	own.MustRegister(versioncollector.NewCollector(exporterName), demo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), env.Scrapes)
 	own.MustRegister(env.API.Collectors()...)
-	mux := routes(c, sc, own, keys)
-	if sc.set != nil && c.configFile != "" {
-		own.MustRegister(sc.set.Collectors()...)
-		reloadOnHangUp(ctx, sc.set)
+	mux := routes(c, set, metrics, own, keys)
+	if c.configFile != "" { // reloaded on SIGHUP, as by Prometheus and blackbox_exporter
+		own.MustRegister(set.Collectors()...)
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		context.AfterFunc(ctx, func() { signal.Stop(hup); close(hup) }) // Stop: no signal is sent after it
+		go func() {
+			for range hup {
+				_ = set.Reload()
+			}
+		}()
 	}
 
 	srv := &http.Server{

@@ -96,6 +96,8 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		{"whole number", []string{"--demo", "--api.page-size=x"}, nil, []string{"--api.page-size", "whole number"}},
 		{"bool flag given a value", []string{"--demo", "--collector.pillars=false"}, nil, []string{"--no-collector.pillars"}},
 		{"positional argument", []string{"--demo", "metrics"}, nil, []string{`\"metrics\": the exporter takes no arguments`}},
+		{"a flag's word after --", []string{"--demo", "--", "-v"}, nil, []string{`\"-v\": the exporter takes no arguments`}},
+		{"a value after a space", []string{"--demo", "--api.max-pages", "0"}, nil, []string{"--api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES): want at least 1"}},
 		{"a long positional argument is not quoted whole", []string{"--demo", secretKey}, nil, []string{`\"gsk_…\" (29 characters): the exporter takes no arguments`}},
 		{"three bad numbers at once", []string{"--demo", "--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}, nil, []string{"--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}},
 		{"negative limits", []string{"--demo", "--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}, nil, []string{"--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}},

@@ -3,126 +3,86 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/global-stability/global_stability_exporter/collector"
-	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// scraped is what the exporter scrapes: a targets' file's targets on
-// /probe; the demo's two accounts on /probe, the first on /metrics too, so
-// that either way can be tried; or the flags' one account on /metrics.
-type scraped struct {
-	set     *targets.Set    // the targets of /probe; nil from flags
-	metrics *targets.Target // the target /metrics serves; nil with --config.file
-}
-
-// newEnv is what every target of the process shares. Several targets (a
-// file's, the demo's) carry their names in their series and log lines.
-func newEnv(c *config, logger log.Logger, keys *redact.Redactor) targets.Env {
-	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo}
-	if env.Named {
-		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
-	} else {
-		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
-	}
-	return env
-}
-
 var demoTargets = []string{"demo-a", "demo-b"}
 
-// build builds the targets of a validated configuration.
-func build(demoCtx context.Context, c *config, env targets.Env) (scraped, error) {
+// build builds what the exporter scrapes: a targets' file's targets on
+// /probe; the demo's two accounts on /probe, the first on /metrics too, so
+// that either way can be tried; or the flags' one account on /metrics.
+func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Set, metrics *targets.Target, err error) {
 	switch {
 	case c.configFile != "":
-		set, err := targets.NewSet(c.configFile, c.defaults, env)
-		if err != nil {
-			return scraped{}, fmt.Errorf("%s: %w", flagSource("config.file", c.configFile), err)
+		if set, err = targets.NewSet(c.configFile, c.defaults, env); err != nil {
+			err = fmt.Errorf("%s: %w", flagSource("config.file", c.configFile), err)
 		}
-		return scraped{set: set}, nil
+		return set, nil, err
 	case c.demo:
-		url, keys, err := startDemo(demoCtx, len(demoTargets))
+		// Accounts with a random key and a world each, answering as a good
+		// API would, so that every page and gauge shows what it is for.
+		ln, err := new(net.ListenConfig).Listen(demoCtx, "tcp", "127.0.0.1:0")
 		if err != nil {
-			return scraped{}, fmt.Errorf("--demo: %w", err)
+			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
-		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
+		url := "http://" + ln.Addr().String()
+		var sims []*simulator.Simulator
 		var named []targets.Named
 		for i, name := range demoTargets {
+			key := rand.Text()
+			sims = append(sims, simulator.New(simulator.Config{Key: key, Seed: uint64(i + 1),
+				Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
 			s := c.defaults
-			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return keys[i], nil }, "the demo's simulator"
+			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return key, nil }, "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})
 		}
-		set, err := targets.NewStaticSet(named, env)
-		if err != nil {
-			return scraped{}, fmt.Errorf("--demo: %w", err)
+		srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		context.AfterFunc(demoCtx, func() { _ = srv.Close() })
+		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
+		if set, err = targets.NewStaticSet(named, env); err != nil {
+			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
-		first, _ := set.Get(demoTargets[0])
-		return scraped{set: set, metrics: first}, nil
+		metrics, _ = set.Get(demoTargets[0])
+		return set, metrics, nil
 	}
-	t, err := targets.New("", c.defaults, env) // validate set its key
-	if err != nil {                            // validate checked all but the TLS files
-		return scraped{}, fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", errors.Unwrap(err))
+	// validate set the key, and checked all but the TLS files.
+	if metrics, err = targets.New("", c.defaults, env); err != nil {
+		err = fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", errors.Unwrap(err))
 	}
-	return scraped{metrics: t}, nil
-}
-
-// startDemo serves the simulator's accounts on a loopback port until ctx
-// ends, each with a random key and a world of its own.
-func startDemo(ctx context.Context, accounts int) (url string, keys []string, err error) {
-	var sims []*simulator.Simulator
-	for i := range accounts {
-		b := make([]byte, 16)
-		_, _ = rand.Read(b) // crypto/rand.Read never fails
-		keys = append(keys, hex.EncodeToString(b))
-		sims = append(sims, simulator.New(simulator.Config{Key: keys[i], Seed: uint64(i + 1),
-			// As a well-behaved API would, so that the landing page, the
-			// reuse counters and the quota gauges show what they are for.
-			Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
-	}
-	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	context.AfterFunc(ctx, func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String(), keys, nil
+	return nil, metrics, err
 }
 
 // routes are the exporter's HTTP paths: the metrics path (the exporter's
 // own series, with a target's unless from a targets' file), /probe and
 // /-/reload, and the landing page.
-func routes(c *config, sc scraped, own *prometheus.Registry, keys *redact.Redactor) *http.ServeMux {
+func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheus.Registry, keys *redact.Redactor) *http.ServeMux {
 	mux := http.NewServeMux()
-	if sc.metrics != nil {
-		mux.Handle(c.metricsPath, sc.metrics.Handler(own))
+	if metrics != nil {
+		mux.Handle(c.metricsPath, metrics.Handler(own))
 	} else {
 		mux.Handle(c.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	}
-	if sc.set != nil {
-		mux.Handle("/probe", sc.set.Probe())
-		mux.Handle("/-/reload", sc.set.ReloadHandler())
+	if set != nil {
+		mux.HandleFunc("/probe", set.ServeProbe)
+		mux.HandleFunc("/-/reload", set.ServeReload)
 	} else {
 		noTargets := func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "no targets: this exporter serves one API account, on "+c.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
@@ -131,82 +91,58 @@ func routes(c *config, sc scraped, own *prometheus.Registry, keys *redact.Redact
 		mux.HandleFunc("/-/reload", noTargets)
 	}
 	if c.metricsPath != "/" {
-		mux.Handle("/", &landingPage{c: c, scraped: sc, keys: keys})
+		mux.HandleFunc("/", landingPage(c, set, metrics, keys))
 	}
 	return mux
 }
 
-// reloadOnHangUp reloads the targets' file on every SIGHUP until ctx ends,
-// as Prometheus and blackbox_exporter do.
-func reloadOnHangUp(ctx context.Context, set *targets.Set) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	context.AfterFunc(ctx, func() { signal.Stop(hup); close(hup) }) // Stop: no signal is sent after it
-	go func() {
-		for range hup {
-			_ = set.Reload()
-		}
-	}()
-}
-
 // landingPage is the toolkit's landing page, linking only to what is
-// served (no pprof), with what a user checks first: which API each target
-// scrapes and how its last scrape went. It is rendered per request (rare
-// and cheap), since the last scrape changes.
-type landingPage struct {
-	c       *config
-	scraped scraped
-	keys    *redact.Redactor
-}
-
-func (l *landingPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c := web.LandingConfig{
-		Name:        "Global Stability Exporter",
-		Description: "Prometheus exporter for the Global Stability Intelligence Service",
-		Version:     version.Info(),
-		Links:       []web.LandingLinks{{Address: l.c.metricsPath, Text: "Metrics"}},
-		Profiling:   "false",
-	}
-	if l.c.demo {
-		c.Name += " (DEMO)"
-		c.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
-		c.HeaderColor = "#c0392b"
-	}
-	describe := func(t *targets.Target) string {
-		api := t.API
-		if l.c.demo {
-			api = "the built-in simulator (--demo): made-up data"
+// served (no pprof), with which API each target scrapes and how its last
+// scrape went: rendered per request (rare and cheap), as that changes.
+func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *redact.Redactor) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		lc := web.LandingConfig{
+			Name:        "Global Stability Exporter",
+			Description: "Prometheus exporter for the Global Stability Intelligence Service",
+			Version:     version.Info(),
+			Links:       []web.LandingLinks{{Address: c.metricsPath, Text: "Metrics"}},
+			Profiling:   "false",
 		}
-		// Through the door again: a key held since may be in it.
-		return html.EscapeString(api + ". Last scrape: " + l.keys.Upstream(lastScrape(t)))
-	}
-	var b strings.Builder
-	if l.scraped.set == nil {
-		fmt.Fprintf(&b, "<div>API: %s</div>", describe(l.scraped.metrics))
-	} else {
-		b.WriteString("<div>Targets (Prometheus scrapes each as /probe?target=NAME):</div><ul>")
-		for _, t := range l.scraped.set.Targets() {
-			fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s</li>`, url.QueryEscape(t.Name), html.EscapeString(t.Name), describe(t))
+		if c.demo {
+			lc.Name += " (DEMO)"
+			lc.Description = "DEMO MODE (--demo): every value is made up by a built-in simulator of the API. Never point alerts at this instance."
+			lc.HeaderColor = "#c0392b"
 		}
-		b.WriteString("</ul>")
+		describe := func(t *targets.Target) string {
+			api, last := t.API, "none yet"
+			if c.demo {
+				api = "the built-in simulator (--demo): made-up data"
+			}
+			if st, ok := t.Collections.LastScrape(); ok {
+				last = fmt.Sprintf("%s, every endpoint answered (%d)", st.At.UTC().Format(time.RFC3339), st.Endpoints)
+				if len(st.Failed) > 0 {
+					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
+				}
+			}
+			// Through the door again: a key held since may be in it.
+			return html.EscapeString(api + ". Last scrape: " + keys.Upstream(last))
+		}
+		var b strings.Builder
+		if set == nil {
+			fmt.Fprintf(&b, "<div>API: %s</div>", describe(metrics))
+		} else {
+			b.WriteString("<div>Targets (Prometheus scrapes each as /probe?target=NAME):</div><ul>")
+			for _, t := range set.Targets() {
+				fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s</li>`, url.QueryEscape(t.Name), html.EscapeString(t.Name), describe(t))
+			}
+			b.WriteString("</ul>")
+		}
+		lc.ExtraHTML = b.String()
+		page, err := web.NewLandingPage(lc)
+		if err != nil {
+			http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
+			return
+		}
+		page.ServeHTTP(w, r)
 	}
-	c.ExtraHTML = b.String()
-	page, err := web.NewLandingPage(c)
-	if err != nil {
-		http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
-		return
-	}
-	page.ServeHTTP(w, r)
-}
-
-func lastScrape(t *targets.Target) string {
-	st, ok := t.Collections.LastScrape()
-	if !ok {
-		return "none yet"
-	}
-	at := st.At.UTC().Format(time.RFC3339)
-	if len(st.Failed) == 0 {
-		return fmt.Sprintf("%s, every endpoint answered (%d)", at, st.Endpoints)
-	}
-	return fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", at, len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
@@ -198,11 +199,11 @@ func TestAKeyVariableSetButEmpty(t *testing.T) {
 
 // TestAShortKeyIsRefusedFromEverySource walks the ways a key comes in:
 // the environment, --api.key-file and its variable, a targets' file. A
-// key one character short of targets.MinKeyLength (a key file ending in
+// key one character short of redact.MinKeyLength (a key file ending in
 // a newline, as an editor leaves it) stops start-up from each, naming
 // where it came from, and never shows the key.
 func TestAShortKeyIsRefusedFromEverySource(t *testing.T) {
-	short := secretKey[:targets.MinKeyLength-1]
+	short := secretKey[:redact.MinKeyLength-1]
 	keyFile := writeFile(t, short+"\n")
 	file := filepath.Join(t.TempDir(), "targets.yml")
 	if err := os.WriteFile(file, []byte("targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: "+keyFile+"}\n"), 0o600); err != nil {
@@ -229,7 +230,7 @@ func TestAShortKeyIsRefusedFromEverySource(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != 1 {
 				t.Fatalf("a key of %d characters: exit %d, want 1:\n%s", len(short), code, out)
 			}
-			want := fmt.Sprintf("%s holds a key of %d characters: want at least %d", tc.from, len(short), targets.MinKeyLength)
+			want := fmt.Sprintf("%s holds a key of %d characters: want at least %d", tc.from, len(short), redact.MinKeyLength)
 			if !strings.Contains(string(out), want) {
 				t.Errorf("the log lacks %q:\n%s", want, out)
 			}

@@ -20,39 +20,37 @@ import (
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// screenArgs takes out of args what kingpin would stop at (a flag it does
-// not know, a boolean flag given a value, an argument), each a problem of
-// its own: kingpin reports only the first and reads nothing after it.
-func screenArgs(app *kingpin.Application, args []string) (kept []string, problems []error) {
+// parseArgs parses args into app's flags and returns every problem at once
+// (parsed: kingpin set the flags). kingpin stops at its first problem, so
+// what it would stop at (an unknown flag, a boolean flag given a value, an
+// argument) is taken out first, and namedValue notes a value that fails.
+func parseArgs(app *kingpin.Application, args []string) (problems []error, parsed bool) {
 	flags := map[string]*kingpin.FlagModel{}
 	for _, f := range app.Model().Flags {
 		flags[f.Name] = f
+		if f.Name != "help" && f.Name != "version" {
+			app.GetFlag(f.Name).SetValue(namedValue{f, &problems})
+		}
 	}
+	var kept []string
+	words := false // after "--", every word is an argument
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
-		switch {
-		case arg == "--":
-			for _, stray := range args[i+1:] {
-				problems = append(problems, strayArgument(stray))
-			}
-			return kept, problems
-		case arg == "-h":
-			kept = append(kept, arg)
-			continue
-		case !strings.HasPrefix(arg, "-") || arg == "-":
-			problems = append(problems, strayArgument(arg))
-			continue
-		case !strings.HasPrefix(arg, "--"):
-			problems = append(problems, fmt.Errorf("%s: unknown short flag; the exporter's flags are long ones, such as --api.url (see --help)", shown(arg)))
-			continue
-		}
-		name, value, hasValue := strings.Cut(arg[2:], "=")
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
 		base := strings.TrimPrefix(name, "no-")
 		f, known := flags[name]
-		if b, ok := flags[base]; !known && ok && base != name && b.IsBoolFlag() {
+		if b, ok := flags[base]; !known && ok && b.IsBoolFlag() {
 			f, known = b, true
 		}
 		switch {
+		case arg == "--" && !words:
+			words = true
+		case words || !strings.HasPrefix(arg, "-") || arg == "-":
+			problems = append(problems, fmt.Errorf("%s: the exporter takes no arguments, only --flags (a value given after a space belongs to the flag before it; a boolean flag takes none; see --help)", shown(arg)))
+		case arg == "-h":
+			kept = append(kept, arg)
+		case !strings.HasPrefix(arg, "--"):
+			problems = append(problems, fmt.Errorf("%s: unknown short flag; the exporter's flags are long ones, such as --api.url (see --help)", shown(arg)))
 		case known && f.IsBoolFlag() && hasValue:
 			problems = append(problems, fmt.Errorf("--%s=%s: a boolean flag takes no value: write --%s to turn it on or --no-%s to turn it off (in the environment, %s=true or false)",
 				name, shown(value), base, base, f.Envar))
@@ -70,7 +68,10 @@ func screenArgs(app *kingpin.Application, args []string) (kept []string, problem
 			problems = append(problems, unknownFlag(name, flags))
 		}
 	}
-	return kept, problems
+	if _, err := app.Parse(kept); err != nil { // what is left: a flag missing its value
+		return append(problems, fmt.Errorf("%w (see --help)", err)), false
+	}
+	return problems, true
 }
 
 // keyFlag matches the flags a user may try for the key itself.
@@ -94,11 +95,6 @@ func unknownFlag(name string, flags map[string]*kingpin.FlagModel) error {
 	return fmt.Errorf("--%s: unknown flag (see --help for the flags)", name)
 }
 
-// strayArgument explains an argument: the exporter takes only flags.
-func strayArgument(arg string) error {
-	return fmt.Errorf("%s: the exporter takes no arguments, only --flags (a value given after a space belongs to the flag before it; a boolean flag takes none; see --help)", shown(arg))
-}
-
 // shown is a command-line word as a message may quote it: one the exporter
 // does not understand may be a key typed in the wrong place, so a long one
 // shows its start only, shorter than a piece of a key (redact.MinPiece).
@@ -109,35 +105,27 @@ func shown(word string) string {
 	return fmt.Sprintf("%q (%d characters)", word[:4]+"…", len(word))
 }
 
-// namedValue wraps a kingpin flag value so that a value that does not parse
-// names its flag, variable and what would parse, and goes to problems
-// rather than back to kingpin, so that parsing goes on.
+// namedValue wraps a flag's value (its model's) so that a value that does
+// not parse goes to problems, named with its flag, variable and what would
+// parse, rather than back to kingpin, which would stop.
 type namedValue struct {
-	kingpin.Value
-	name     string
-	defaults []string // what kingpin would have set had the flag not been given
+	*kingpin.FlagModel
 	problems *[]error
 }
 
-func (v *namedValue) Set(s string) error {
+func (v namedValue) Set(s string) error {
 	if err := v.Value.Set(s); err != nil {
-		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.name, fmt.Sprintf("%q", s)), cmp.Or(valueHints[fmt.Sprintf("%T", v.Value)], err.Error())))
+		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.Name, fmt.Sprintf("%q", s)), cmp.Or(valueHints[fmt.Sprintf("%T", v.Value)], err.Error())))
 		// kingpin took it as given, so it would keep what the failed Set
 		// left, and be reported again as out of range.
-		for _, d := range v.defaults {
+		for _, d := range v.Default {
 			_ = v.Value.Set(d)
 		}
 	}
 	return nil
 }
 
-// IsBoolFlag and IsCumulative pass on what kingpin asks of the value.
-func (v *namedValue) IsBoolFlag() bool {
-	b, ok := v.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
-
-func (v *namedValue) IsCumulative() bool {
+func (v namedValue) IsCumulative() bool {
 	c, ok := v.Value.(interface{ IsCumulative() bool })
 	return ok && c.IsCumulative()
 }
@@ -162,9 +150,8 @@ var valueHints = map[string]string{
 	"*promslog.Format":       "want logfmt or json",
 }
 
-// validate checks every flag whose value parsed but makes no sense, and
-// the combinations that cannot work. With the flags' one account, it also
-// reads the key.
+// validate checks the values that parsed but cannot work, alone or
+// together; with the flags' one account, it also reads the key.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
@@ -229,11 +216,9 @@ func validate(c *config) []error {
 	return slices.DeleteFunc(problems, func(err error) bool { return err == nil })
 }
 
-// nameFlag names a target's setting by its flag, or its field if it has none.
+// nameFlag names a target's setting by its flag: one without a flag (a
+// map of the targets' file) cannot be wrong from the flags.
 func nameFlag(st targets.Setting) string {
-	if st.Flag == "" {
-		return st.Field
-	}
 	v := st.Value.String()
 	if strings.ContainsAny(v, " \t") {
 		v = fmt.Sprintf("%q", v)

@@ -23,12 +23,8 @@ var releaseVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
 // fillInVersion sets version.Version when the build did not, so --version,
 // the landing page and build_info never show an empty version.
 func fillInVersion() {
-	if version.Version == "" {
-		var module string
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			module = bi.Main.Version
-		}
-		version.Version = fallbackVersion(module, versionFile)
+	if bi, ok := debug.ReadBuildInfo(); ok && version.Version == "" { // ok for every module build
+		version.Version = fallbackVersion(bi.Main.Version, versionFile)
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +24,6 @@ const (
 	maxTargets      = 1000    // each costs a client, a store and its series
 	MaxFileBytes    = 4 << 20 // the targets' file
 	MaxKeyBytes     = 4 << 10 // a key file
-	MinKeyLength    = redact.MinKeyLength
 	fileReadTimeout = 10 * time.Second
 )
 
@@ -82,10 +81,8 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	for i, el := range list {
 		item, _ := el.(yaml.MapSlice)
 		var name string
-		for _, kv := range item {
-			if kv.Key == "name" {
-				name = fmt.Sprint(kv.Value)
-			}
+		if n := slices.IndexFunc(item, func(kv yaml.MapItem) bool { return kv.Key == "name" }); n >= 0 {
+			name = fmt.Sprint(item[n].Value)
 		}
 		where := fmt.Sprintf("targets[%d]", i)
 		if name != "" {
@@ -190,18 +187,6 @@ func withoutGoTypes(err error) error {
 
 var goType = regexp.MustCompile(`(\S+) into [\[\]*\w.]+|in type [\w.]+`)
 
-// yamlNames are the YAML field names of a struct, for "did you mean".
-func yamlNames(v any) []string {
-	var names []string
-	t := reflect.TypeOf(v)
-	for i := range t.NumField() {
-		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); n != "" && n != "-" {
-			names = append(names, n)
-		}
-	}
-	return names
-}
-
 // readFile reads a regular file of at most limit bytes, within a deadline.
 // Anything else is refused unread: a FIFO or a device would block start-up
 // or a reload for ever, a huge file cost its size in memory.
@@ -268,8 +253,8 @@ func CheckKey(key, from string) error {
 	switch {
 	case key == "":
 		return fmt.Errorf("%s is empty", from)
-	case len(key) < MinKeyLength:
-		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), MinKeyLength)
+	case len(key) < redact.MinKeyLength:
+		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), redact.MinKeyLength)
 	}
 	return nil
 }

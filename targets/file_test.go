@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
@@ -22,6 +23,20 @@ func defaults() targets.Settings {
 		Collectors: map[string]bool{"pillars": true, "conflict": true, "briefings": true, "summary": true},
 		HTTPCache:  true, SummaryRefresh: 15 * time.Minute, MaxLabelValues: 1000, GridDegrees: 5,
 	}
+}
+
+// declared are the settings that every declared default gives, as the
+// flags give them left at their defaults. A default that does not parse
+// fails the test.
+func declared(t *testing.T) targets.Settings {
+	t.Helper()
+	var s targets.Settings
+	for _, st := range s.List() {
+		if err := st.Value.Set(st.Default); st.Flag != "" && err != nil {
+			t.Fatalf("--%s: its default %q: %v", st.Flag, st.Default, err)
+		}
+	}
+	return s
 }
 
 // writeTargets writes a targets' file, and a key file beside it for each
@@ -206,7 +221,7 @@ targets:
 		"targets[1] (device): api_key_file: API key file /dev/zero is not a regular file",
 		"targets[2] (directory): api_key_file: API key file " + dir + " is not a regular file",
 		fmt.Sprintf("targets[3] (big): api_key_file: API key file %s holds %d bytes: want at most %d", big, targets.MaxKeyBytes+1, targets.MaxKeyBytes),
-		fmt.Sprintf("targets[4] (short): api_key_file: API key file %s holds a key of 3 characters: want at least %d", filepath.Join(dir, "short.key"), targets.MinKeyLength),
+		fmt.Sprintf("targets[4] (short): api_key_file: API key file %s holds a key of 3 characters: want at least %d", filepath.Join(dir, "short.key"), redact.MinKeyLength),
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)

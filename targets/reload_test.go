@@ -142,7 +142,7 @@ var settingCases = map[string]settingCase{
 // rebuilt and the effect shows. Whether a target "did not change" can so
 // never ignore a setting.
 func TestReloadAppliesEverySetting(t *testing.T) {
-	d := targets.Defaults()
+	d := declared(t)
 	for _, st := range d.List() {
 		if st.Field == "" {
 			continue
@@ -182,7 +182,7 @@ func TestReloadAppliesEverySetting(t *testing.T) {
 				writeAtomically(t, filepath.Join(dir, "targets.yml"), "targets:\n  - "+strings.Join(fields, "\n    ")+"\n")
 			}
 			file("")
-			set, err := targets.NewSet(filepath.Join(dir, "targets.yml"), targets.Defaults(), newEnv(40).Env)
+			set, err := targets.NewSet(filepath.Join(dir, "targets.yml"), declared(t), newEnv(40).Env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,9 +208,9 @@ func TestReloadAppliesEverySetting(t *testing.T) {
 // TestDefaultsAreTheFlagsDefaults: the defaults a target starts from are
 // the declared ones, as the flags give them.
 func TestDefaultsAreTheFlagsDefaults(t *testing.T) {
-	d := targets.Defaults()
+	d := declared(t)
 	if !targets.Same(d, defaults()) {
-		t.Errorf("Defaults() = %+v, want %+v", d, defaults())
+		t.Errorf("the declared defaults are %+v, want %+v", d, defaults())
 	}
 }
 

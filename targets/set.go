@@ -73,10 +73,7 @@ func (s *Set) Collectors() []prometheus.Collector {
 }
 
 // Get returns the target of that name, as of now.
-func (s *Set) Get(name string) (*Target, bool) {
-	t, ok := s.current.Load().byName[name]
-	return t, ok
-}
+func (s *Set) Get(name string) (*Target, bool) { t, ok := s.current.Load().byName[name]; return t, ok }
 
 // Targets are the targets, as of now, in the file's order.
 func (s *Set) Targets() []*Target { return slices.Clone(s.current.Load().order) }
@@ -145,39 +142,38 @@ func (s *Set) replace(named []Named) error {
 	return nil
 }
 
-// Probe serves GET /probe?target=NAME: that target's series, as /metrics
-// gives them for a single account. A target is only ever a name of the
-// file, never a URL from the request, so nobody who can reach /probe can
-// send a key elsewhere. A missing, repeated or unknown target is HTTP 400
-// naming the problem.
-func (s *Set) Probe() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		names := r.URL.Query()["target"]
-		switch {
-		case len(names) == 0 || names[0] == "":
-			http.Error(w, "missing target: ask for /probe?target=NAME, NAME one of the targets ("+s.names()+")", http.StatusBadRequest)
-			return
-		case len(names) > 1:
-			http.Error(w, "more than one target: ask for one, /probe?target=NAME", http.StatusBadRequest)
+// ServeProbe serves GET /probe?target=NAME: that target's series. A target
+// is a name of the file, never a URL from the request, so nobody who can
+// reach /probe can send a key elsewhere. A missing, repeated or unknown
+// target is HTTP 400 naming the problem.
+func (s *Set) ServeProbe(w http.ResponseWriter, r *http.Request) {
+	names := r.URL.Query()["target"]
+	switch {
+	case len(names) == 0 || names[0] == "":
+		http.Error(w, "missing target: ask for /probe?target=NAME, NAME one of the targets ("+s.names()+")", http.StatusBadRequest)
+		return
+	case len(names) > 1:
+		http.Error(w, "more than one target: ask for one, /probe?target=NAME", http.StatusBadRequest)
+		return
+	}
+	for {
+		t, ok := s.Get(names[0])
+		if !ok {
+			name := names[0]
+			if len(name) > 64 { // it comes from the request
+				name = name[:64] + "…"
+			}
+			http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
 			return
 		}
-		for {
-			t, ok := s.Get(names[0])
-			if !ok {
-				name := names[0]
-				if len(name) > 64 { // it comes from the request
-					name = name[:64] + "…"
-				}
-				http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
-				return
-			}
-			if t.acquire() { // else a reload replaced it meanwhile: look again
-				defer t.release()
-				t.probe.ServeHTTP(w, r)
-				return
-			}
+		t.use.RLock()
+		if !t.closed { // else a reload replaced it meanwhile: look again
+			defer t.use.RUnlock()
+			t.probe.ServeHTTP(w, r)
+			return
 		}
-	})
+		t.use.RUnlock()
+	}
 }
 
 // names lists the targets' names for a message, the first ten.
@@ -192,19 +188,17 @@ func (s *Set) names() string {
 	return strings.Join(names, ", ")
 }
 
-// ReloadHandler serves POST (or PUT) /-/reload, as Prometheus and
+// ServeReload serves POST (or PUT) /-/reload, as Prometheus and
 // blackbox_exporter do.
-func (s *Set) ReloadHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost && r.Method != http.MethodPut {
-			w.Header().Set("Allow", "POST, PUT")
-			http.Error(w, "reload with POST", http.StatusMethodNotAllowed)
-			return
-		}
-		if err := s.Reload(); err != nil {
-			http.Error(w, "failed to reload the targets' file: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-		_, _ = w.Write([]byte("reloaded\n"))
-	})
+func (s *Set) ServeReload(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost && r.Method != http.MethodPut {
+		w.Header().Set("Allow", "POST, PUT")
+		http.Error(w, "reload with POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if err := s.Reload(); err != nil {
+		http.Error(w, "failed to reload the targets' file: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	_, _ = w.Write([]byte("reloaded\n"))
 }

@@ -115,7 +115,7 @@ func probe(t *testing.T, set *targets.Set, query string) (int, string) {
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodGet, "/probe?"+query, nil).WithContext(context.Background())
 	r.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
-	set.Probe().ServeHTTP(w, r)
+	set.ServeProbe(w, r)
 	return w.Code, w.Body.String()
 }
 
@@ -348,7 +348,7 @@ func TestAFailedReloadKeepsTheRunningTargets(t *testing.T) {
 		t.Errorf("the running target after a failed reload: %d", code)
 	}
 	w := httptest.NewRecorder()
-	set.ReloadHandler().ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/-/reload", nil))
+	set.ServeReload(w, httptest.NewRequest(http.MethodPost, "/-/reload", nil))
 	if body, _ := io.ReadAll(w.Body); w.Code != 500 || !strings.Contains(string(body), "max_pages") {
 		t.Errorf("POST /-/reload of a bad file: %d %s", w.Code, body)
 	}
@@ -356,7 +356,7 @@ func TestAFailedReloadKeepsTheRunningTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	w = httptest.NewRecorder()
-	set.ReloadHandler().ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/-/reload", nil))
+	set.ServeReload(w, httptest.NewRequest(http.MethodPost, "/-/reload", nil))
 	if w.Code != 200 || value(t, reg, "global_stability_exporter_config_last_reload_successful") != 1 ||
 		value(t, reg, "global_stability_exporter_config_last_reload_success_timestamp_seconds") < float64(time.Now().Add(-time.Minute).Unix()) {
 		t.Errorf("POST /-/reload of the good file: %d, gauges not back", w.Code)
@@ -478,7 +478,7 @@ func BenchmarkProbeOneOfMany(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := set.Probe()
+	h := http.HandlerFunc(set.ServeProbe)
 	b.ReportAllocs()
 	for b.Loop() {
 		w := httptest.NewRecorder()

@@ -1,9 +1,7 @@
 // Package targets is the API accounts one exporter process scrapes: their
-// settings (from the flags, or from the targets' file with the flags as
-// defaults), the one place where a target's parts are built, and the live
-// set of targets that a reload replaces. Nothing is shared between targets
-// but the process; a target's URL and key come from its settings only,
-// never from a request.
+// settings (the flags', or the targets' file's with the flags' defaults),
+// where a target is built, and the live set that a reload replaces. A
+// target's URL and key come from its settings only, never from a request.
 package targets
 
 import (
@@ -92,16 +90,6 @@ func (s *Settings) List() []Setting {
 		list = append(list, Setting{"", "collector." + g, "true", "Collect " + paths(func(e *endpoint.Endpoint) bool { return e.Group == g }) + ".", collectorFlag{s, g}})
 	}
 	return list
-}
-
-// Defaults are the settings every flag left at its default gives (a
-// default that does not parse fails TestDefaultsAreTheFlagsDefaults).
-func Defaults() Settings {
-	var s Settings
-	for _, st := range s.List() {
-		_ = st.Value.Set(st.Default)
-	}
-	return s
 }
 
 // Same reports whether a and b build the same target, which a reload then

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -73,21 +74,22 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api_url: %w", err)
 	}
+	path, v1 := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	if v1 {
+		u.Path, u.RawPath = path, ""
+	}
+	t.API = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String() // no credentials
+	if v1 {
+		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", t.API)
+	}
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", withoutCredentials(u))
+		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", t.API)
 	}
-	if trimVersion(u) {
-		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", withoutCredentials(u))
-	}
-	t.API = withoutCredentials(u)
 	// prometheus/common's client, as Prometheus scrapes with: TLS files
 	// re-read when they change, proxies from the environment, HTTP/2.
-	hc, err := commonconfig.NewClientFromConfig(commonconfig.HTTPClientConfig{
-		TLSConfig:       s.TLS,
-		ProxyConfig:     commonconfig.ProxyConfig{ProxyFromEnvironment: true},
-		FollowRedirects: true,
-		EnableHTTP2:     true,
-	}, "global_stability_exporter")
+	hcc := commonconfig.DefaultHTTPClientConfig
+	hcc.TLSConfig, hcc.ProxyConfig = s.TLS, commonconfig.ProxyConfig{ProxyFromEnvironment: true}
+	hc, err := commonconfig.NewClientFromConfig(hcc, "global_stability_exporter")
 	if err != nil {
 		return nil, fmt.Errorf("tls_config: %w", err)
 	}
@@ -168,19 +170,6 @@ func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
 		Scrapes:        t.scrapes,
 	})
 }
-
-// acquire reserves the target for a probe, unless a reload closed it after
-// the probe found it: the probe then looks again.
-func (t *Target) acquire() bool {
-	t.use.RLock()
-	if t.closed {
-		t.use.RUnlock()
-		return false
-	}
-	return true
-}
-
-func (t *Target) release() { t.use.RUnlock() }
 
 // close waits for the target's probes in flight, then gives up its
 // connections and key ring, and its series when forget says so (a target

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,21 +17,23 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// scalar is a setting of one value of type T at p: parse reads its text,
-// from a flag or the targets' file alike, so that both say the same of a
-// bad one (its error says what would parse); check says whether it can work.
+// scalar is a setting of one value of type T at p. A flag and the targets'
+// file both give it text, so that both say the same of a bad one: want,
+// what would parse. check says whether the value can work.
 type scalar[T any] struct {
 	p     *T
 	parse func(string) (T, error)
+	want  string
 	check func(T) error
 }
 
 func (v scalar[T]) Set(s string) error {
 	x, err := v.parse(s)
-	if err == nil {
-		*v.p = x
+	if err != nil {
+		return errors.New(v.want)
 	}
-	return err
+	*v.p = x
+	return nil
 }
 
 func (v scalar[T]) String() string { return fmt.Sprint(*v.p) }
@@ -42,19 +45,8 @@ func always[T any](T) error { return nil }
 // IsBoolFlag tells kingpin that a boolean flag needs no value.
 func (v scalar[T]) IsBoolFlag() bool { _, ok := any(v.p).(*bool); return ok }
 
-// parser is parse with its error replaced by what would parse.
-func parser[T any](parse func(string) (T, error), want string) func(string) (T, error) {
-	return func(s string) (T, error) {
-		x, err := parse(s)
-		if err != nil {
-			return x, errors.New(want)
-		}
-		return x, nil
-	}
-}
-
 func text(p *string, check func(string) error) scalar[string] {
-	return scalar[string]{p, func(s string) (string, error) { return s, nil }, check}
+	return scalar[string]{p, func(s string) (string, error) { return s, nil }, "", check}
 }
 
 func notEmpty(s string) error {
@@ -65,7 +57,7 @@ func notEmpty(s string) error {
 }
 
 func duration(p *time.Duration, least time.Duration, want string) Value {
-	return scalar[time.Duration]{p, parser(parseDuration, "want a duration with a unit, such as 10s or 1m30s"), atLeast(least, want)}
+	return scalar[time.Duration]{p, parseDuration, "want a duration with a unit, such as 10s or 1m30s", atLeast(least, want)}
 }
 
 func parseDuration(s string) (time.Duration, error) {
@@ -77,15 +69,15 @@ func parseDuration(s string) (time.Duration, error) {
 }
 
 func whole(p *int, least int, want string) Value {
-	return scalar[int]{p, parser(strconv.Atoi, "want a whole number"), atLeast(least, want)}
+	return scalar[int]{p, strconv.Atoi, "want a whole number", atLeast(least, want)}
 }
 
 func size(p *units.Base2Bytes, want string) Value {
-	return scalar[units.Base2Bytes]{p, parser(units.ParseBase2Bytes, "want a size with a unit, such as 16MiB or 512KiB"), atLeast[units.Base2Bytes](1, want)}
+	return scalar[units.Base2Bytes]{p, units.ParseBase2Bytes, "want a size with a unit, such as 16MiB or 512KiB", atLeast[units.Base2Bytes](1, want)}
 }
 
 func degrees(p *float64) Value {
-	return scalar[float64]{p, parser(func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "want a number"), func(g float64) error {
+	return scalar[float64]{p, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "want a number", func(g float64) error {
 		if !(g >= 1 && g <= 90) { // written so that NaN fails too
 			return errors.New("want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)")
 		}
@@ -93,7 +85,7 @@ func degrees(p *float64) Value {
 	}}
 }
 
-func flag(p *bool) Value { return scalar[bool]{p, parseBool, always[bool]} }
+func flag(p *bool) Value { return scalar[bool]{p, parseBool, "want true or false", always[bool]} }
 
 // parseBool reads what a flag and YAML 1.1 call true and false.
 func parseBool(s string) (bool, error) {
@@ -103,7 +95,7 @@ func parseBool(s string) (bool, error) {
 	case "false", "no", "off", "0":
 		return false, nil
 	}
-	return false, errors.New("want true or false")
+	return false, strconv.ErrSyntax
 }
 
 func atLeast[T int | time.Duration | units.Base2Bytes](least T, want string) func(T) error {
@@ -135,14 +127,15 @@ type collectorFlag struct {
 }
 
 func (v collectorFlag) Set(s string) error {
-	on, err := parseBool(s)
-	if err == nil {
-		if v.s.Collectors == nil {
-			v.s.Collectors = map[string]bool{}
-		}
-		v.s.Collectors[v.group] = on
+	var on bool
+	if err := flag(&on).Set(s); err != nil {
+		return err
 	}
-	return err
+	if v.s.Collectors == nil {
+		v.s.Collectors = map[string]bool{}
+	}
+	v.s.Collectors[v.group] = on
+	return nil
 }
 
 func (v collectorFlag) String() string   { return strconv.FormatBool(v.s.Collectors[v.group]) }
@@ -197,7 +190,12 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&fields); err != nil {
 		return errors.New("want a map of TLS settings, such as {ca_file: ca.pem}")
 	}
-	known := yamlNames(commonconfig.TLSConfig{})
+	var known []string
+	for f := range reflect.TypeFor[commonconfig.TLSConfig]().Fields() {
+		if n, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); n != "" && n != "-" {
+			known = append(known, n)
+		}
+	}
 	for f := range fields {
 		if !slices.Contains(known, f) {
 			return fmt.Errorf("unknown field %q%s", f, nearest(f, known))
@@ -208,7 +206,7 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 }
 
 // parseAPIURL checks a base address as the flags and the file take it,
-// leaving a trailing /v1 to trimVersion.
+// leaving a trailing /v1 to New.
 func parseAPIURL(raw string) (*url.URL, error) {
 	const example = "https://api.example.com"
 	u, err := url.Parse(raw)
@@ -238,25 +236,10 @@ func schemeHint(raw string) string {
 		return ""
 	}
 	addr := strings.TrimLeft(raw, "/")
-	hostPort, _, _ := strings.Cut(addr, "/")
-	host, port, err := net.SplitHostPort(hostPort)
-	if err != nil {
-		host = hostPort
-	}
-	if isLoopback(host) || port == "80" || port == "8080" || port == "8000" {
+	if u, err := url.Parse("http://" + addr); err == nil && (isLoopback(u.Hostname()) || slices.Contains([]string{"80", "8080", "8000"}, u.Port())) {
 		return fmt.Sprintf(" (did you mean http://%s, or https://%s if it speaks TLS?)", addr, addr)
 	}
 	return fmt.Sprintf(" (did you mean https://%s, or http://%s if it speaks only plain HTTP?)", addr, addr)
-}
-
-// trimVersion removes a trailing /v1 (or /v1/) from an API URL's path and
-// reports whether it did: the exporter adds /v1/... itself.
-func trimVersion(u *url.URL) bool {
-	p, ok := strings.CutSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
-	if ok {
-		u.Path, u.RawPath = p, ""
-	}
-	return ok
 }
 
 // displayURL shows a URL as written but without a password: Redacted's
@@ -270,13 +253,6 @@ func displayURL(raw string) string {
 		return u.Redacted()
 	}
 	return "<redacted>" + raw[strings.LastIndex(raw, "@"):]
-}
-
-// withoutCredentials is the URL as it may be logged: no user, no password.
-func withoutCredentials(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
 }
 
 // isLoopback reports whether host names this machine.
