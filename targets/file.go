@@ -118,7 +118,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 				bad("unknown field %q%s (keys never go in this file: api_key_file names a file holding one)", field, nearest(field, fields))
 			default:
 				if err := decode(st.Value, kv.Value); err != nil {
-					bad("%s %s: %v", field, shownValue(kv.Value), err)
+					bad("%s: %v", strings.TrimSuffix(field+" "+shownValue(kv.Value), " "), err)
 				} else if field == "tls_config" { // not the flags' files
 					s.TLS.SetDirectory(filepath.Dir(path))
 				}
@@ -164,12 +164,12 @@ func decode(v Value, raw any) error {
 	return v.Set(fmt.Sprint(raw))
 }
 
-// shownValue is a file's value as a message quotes it: a short scalar as
-// written, anything else by its kind.
+// shownValue is a file's value as a message quotes it: a scalar as
+// written, a list or a map not at all.
 func shownValue(raw any) string {
 	switch raw.(type) {
 	case yaml.MapSlice, []any:
-		return "(a list or a map)"
+		return ""
 	case string:
 		return fmt.Sprintf("%q", raw)
 	}

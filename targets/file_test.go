@@ -282,9 +282,9 @@ targets:
 		`targets[0] (a): max_response_bytes "16MB!": want a size with a unit, such as 16MiB`,
 		`targets[0] (a): max_pages "many": want a whole number`,
 		`targets[0] (a): http_cache "maybe": want true or false`,
-		`targets[0] (a): grid_degrees (a list or a map): want a single value`,
+		`targets[0] (a): grid_degrees: want a single value`,
 		`targets[0] (a): unknown field "timout"; did you mean "timeout"?`,
-		`targets[0] (a): tls_config (a list or a map): unknown field "ca_fil"; did you mean "ca_file"?`,
+		`targets[0] (a): tls_config: unknown field "ca_fil"; did you mean "ca_file"?`,
 		`targets[1] (b): api_url https://api.example.com:: the port after the colon is missing`,
 		`targets[2] (c): api_url https://api.example.com:99999: port "99999": want a number from 1 to 65535`,
 	} {
@@ -371,5 +371,24 @@ func TestLoadRefusesAFieldGivenTwice(t *testing.T) {
 				t.Errorf("loaded %+v, %v; want an error saying %q", named, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestATLSPairIsNamedAsTheFileWritesIt: a client certificate without its
+// key, in a file's tls_config, is one problem named by the file's field;
+// an inline certificate with its key file is a pair, not a problem.
+func TestATLSPairIsNamedAsTheFileWritesIt(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTargets(t, dir, `
+targets:
+  - {name: files, api_url: "https://a.example.com", api_key_file: a.key, tls_config: {cert_file: c.pem}}
+  - {name: inline, api_url: "https://a.example.com", api_key_file: a.key, tls_config: {cert: "-----BEGIN CERTIFICATE-----", key_file: k.pem}}
+`, "a.key")
+	_, err := targets.Load(path, defaults())
+	if want := "targets[0] (files): tls_config: exactly one of key or key_file must be configured"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("the error lacks %q:\n%v", want, err)
+	}
+	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 1 || strings.Contains(err.Error(), "targets[1]") {
+		t.Errorf("%d problems, want 1: an inline certificate with its key_file is a pair:\n%v", n, err)
 	}
 }

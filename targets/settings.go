@@ -119,7 +119,9 @@ func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
 		}
 	}
 	together("api.page-size-param", "api.page-size", "the spec names no page size parameter, so name the one your API reads (e.g. limit) and the size to ask for, or neither")
-	together("api.tls.cert-file", "api.tls.key-file", "set both for mutual TLS, or neither")
+	if s.TLS.Cert == "" && s.TLS.Key == "" { // inline, they are tls_config's own to check
+		together("api.tls.cert-file", "api.tls.key-file", "set both for mutual TLS, or neither")
+	}
 	return problems
 }
 

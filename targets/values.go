@@ -177,7 +177,7 @@ func (*tlsValue) Set(string) error { return errors.New("want a map") }
 func (*tlsValue) String() string   { return "" }
 
 func (v *tlsValue) Check() error {
-	if (v.p.CertFile == "") != (v.p.KeyFile == "") {
+	if (v.p.CertFile == "") != (v.p.KeyFile == "") && v.p.Cert == "" && v.p.Key == "" {
 		return nil // Settings.Validate says which flags or fields go together
 	}
 	return v.p.Validate()
@@ -201,8 +201,12 @@ func (v *tlsValue) UnmarshalYAML(unmarshal func(any) error) error {
 			return fmt.Errorf("unknown field %q%s", f, nearest(f, known))
 		}
 	}
-	*v.p = commonconfig.TLSConfig{}
-	return unmarshal(v.p)
+	var c commonconfig.TLSConfig // the flags' stay whole should it not decode
+	if err := unmarshal(&c); err != nil {
+		return err
+	}
+	*v.p = c
+	return nil
 }
 
 // parseAPIURL checks a base address as the flags and the file take it,
