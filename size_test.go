@@ -13,7 +13,7 @@ import (
 // production lines are a ratchet toward 6,000: lower it as the code
 // shrinks, never raise it.
 const (
-	maxProductionLines = 6430    // non-test Go outside bench/ and simulator/
+	maxProductionLines = 6290    // non-test Go outside bench/ and simulator/
 	maxFileLines       = 400     // any Go file but a test
 	maxTrackedBytes    = 1 << 20 // any tracked file: every clone pays for it
 )
