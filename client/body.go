@@ -10,14 +10,8 @@ import (
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
-// What a response body goes through before a decoder reads it: its
-// Content-Type checked, gzip undone, its size limited (http.MaxBytesReader)
-// and recorded.
-
-// recorder counts the bytes read through it and keeps the first headBytes
-// of them, for error messages, and the first error other than io.EOF,
-// which tells a broken connection or a body over its limit apart from
-// malformed JSON.
+// recorder counts the bytes read, keeps the first headBytes for messages, and
+// the first error but io.EOF: a broken connection or the limit, not bad JSON.
 type recorder struct {
 	r    io.Reader
 	n    int64
@@ -37,8 +31,7 @@ func (b *recorder) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decodedBody undoes a Content-Encoding of gzip; identity or none passes
-// through, and anything else is named in the error.
+// decodedBody undoes a gzip Content-Encoding; another but identity fails.
 func decodedBody(resp *http.Response, keys *redact.Redactor) (io.Reader, error) {
 	raw := resp.Header.Get("Content-Encoding")
 	switch strings.ToLower(strings.TrimSpace(raw)) {
@@ -51,16 +44,13 @@ func decodedBody(resp *http.Response, keys *redact.Redactor) (io.Reader, error) 
 		}
 		return zr, nil
 	default:
-		// As received, through the door before it is cut or changed in any
-		// way: transforming first could hide a key from it.
+		// Through the door before it is cut: a cut could hide a key from it.
 		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(keys.Upstream(raw), 32))
 	}
 }
 
 // checkContentType accepts what a JSON API plausibly sends: JSON types,
-// text/plain (the default of many frameworks) and no header at all, with
-// any parameters, even malformed ones: they do not change what the media
-// type before them says the body is.
+// text/plain (many frameworks' default) or none, with any parameters.
 func checkContentType(v string) error {
 	mt, _, _ := strings.Cut(v, ";")
 	switch mt = strings.ToLower(strings.TrimSpace(mt)); {

@@ -1,13 +1,9 @@
 // Package client is the transport to the Global Stability Intelligence
-// Service (spec: shared/spec/global-stability-api.md): one authenticated GET
-// of {base}/v1/{endpoint}, or a walk over a paged endpoint's cursor pages. It
-// knows URLs, bytes and statuses, never the fields of a body (package
-// endpoint reads those), returns typed errors and never logs.
-//
-// The API key goes in the Authorization header to the base URL's origin
-// only (ErrRedirectRefused). Every text from the wire goes through the door
-// of internal/redact (Config.Keys) before anything cuts or changes it: no
-// error holds 8 bytes or more of any key of the process, raw or encoded.
+// Service (spec: shared/spec/global-stability-api.md): authenticated GETs of
+// {base}/v1/{endpoint} and walks over cursor pages. It knows URLs, bytes and
+// statuses, never a body's fields; it returns typed errors and never logs.
+// The key goes only to the base URL's origin, and every text from the wire
+// goes through the door of internal/redact before anything cuts it.
 package client
 
 import (
@@ -47,31 +43,22 @@ type Config struct {
 	// BaseURL is {base_url} in the spec; a path prefix is kept, so
 	// "https://proxy/gsis" requests "https://proxy/gsis/v1/...", a query not.
 	BaseURL string
-	// APIKey is called for every request, so that a key read from a file
-	// can rotate without a restart. StaticKey gives a fixed key.
+	// APIKey is called per request, so that a key file can rotate.
 	APIKey func() (string, error)
 	// HTTPClient carries TLS, proxy and timeout settings; its redirect
-	// policy is replaced by the client's own. Nil: a clone of
-	// http.DefaultTransport, which honours HTTP(S)_PROXY.
-	HTTPClient  *http.Client
-	UserAgent   string // default global_stability_exporter/<version>
-	CursorParam string // passes next_cursor back (the spec leaves it open); default "cursor"
-	// PageSizeParam and PageSize, both set, add a page size to each page's
-	// request. Off by default.
-	PageSizeParam string
+	// policy is replaced. Nil: a clone of http.DefaultTransport.
+	HTTPClient    *http.Client
+	UserAgent     string // default global_stability_exporter/<version>
+	CursorParam   string // passes next_cursor back (the spec leaves it open); default "cursor"
+	PageSizeParam string // with PageSize, adds a page size to each page's request
 	PageSize      int
 	MaxPages      int // of one walk; default 10
-	// MaxResponseBytes (PageLimit, default 16 MiB) and MaxDocumentBytes
-	// (DocumentLimit, default 1 MiB) cut a body off, counted after gzip is
-	// undone, with ErrBodyTooLarge: it is never read whole.
+	// MaxResponseBytes (PageLimit) and MaxDocumentBytes (DocumentLimit) cut
+	// a body, counted after gzip, with ErrBodyTooLarge: never read whole.
 	MaxResponseBytes int64
 	MaxDocumentBytes int64
-	// Observe, if set, is called after every request, once its body has
-	// been read or abandoned.
-	Observe func(Request)
-	// Keys is the client's ring in the process's Redactor, whose door every
-	// text from the wire goes through. Nil: a Redactor of the client's own.
-	Keys *redact.Ring
+	Observe          func(Request) // called once a request's body is read or abandoned
+	Keys             *redact.Ring  // the client's keys in the process's Redactor; nil: one of its own
 }
 
 // Request describes one request sent, for Config.Observe.
@@ -91,8 +78,7 @@ type Meta struct {
 	Freshness   Freshness  // how long it may be reused without asking
 }
 
-// Client calls the Global Stability Intelligence Service. It is safe for
-// concurrent use.
+// Client calls the Global Stability Intelligence Service; safe for concurrent use.
 type Client struct {
 	cfg  Config // with the defaults filled in
 	base *url.URL
@@ -131,9 +117,8 @@ func New(cfg Config) (*Client, error) {
 	t.MaxIdleConnsPerHost = 16
 	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: t})
 	c := &Client{cfg: cfg, base: base, http: &hc}
-	// Our own redirect policy, whatever the caller's client does: Go resends
-	// a hand-set Authorization header to the same host name on any scheme
-	// or port, and to its subdomains.
+	// Our own redirect policy: Go resends a hand-set Authorization header to
+	// the same host name on any scheme or port, and to its subdomains.
 	hc.CheckRedirect = c.checkRedirect
 	return c, nil
 }
@@ -141,26 +126,21 @@ func New(cfg Config) (*Client, error) {
 // CloseIdleConnections closes the idle connections of a client no longer used.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
-// String and GoString show only the redacted base URL, whatever the verb,
-// for a Client or a pointer to one: never its internals.
+// String and GoString show only the redacted base URL, never the internals.
 func (c Client) String() string   { return "client.Client{" + c.base.Redacted() + "}" }
 func (c Client) GoString() string { return c.String() }
 
-// Redactor holds the client's keys with every other of the process: label
-// values are judged by it.
+// Redactor holds the client's keys with every other of the process.
 func (c *Client) Redactor() *redact.Redactor { return c.cfg.Keys.Redactor }
 
-// Get sends GET {base}/v1/{endpoint} and hands the body, cut at limit's
-// size, to read, which must consume all of it. With validators, the API
-// may answer 304 Not Modified: read is then not called and
-// Meta.NotModified is set. Its errors are *StatusError, *TransportError or
-// *DecodeError.
+// Get sends GET {base}/v1/{endpoint} and hands the body, cut at limit, to
+// read, which must consume it; after a 304 to v, read is not called. Its
+// errors are *StatusError, *TransportError or *DecodeError.
 func (c *Client) Get(ctx context.Context, endpoint string, limit Limit, v Validators, read func(io.Reader) error) (Meta, error) {
 	return c.get(ctx, endpoint, endpoint, 0, nil, limit, v, read)
 }
 
-// get sends one GET for endpoint (page is 0 for unpaginated endpoints; where
-// names it in errors) and hands the size-limited body to read.
+// get sends one GET for endpoint (page 0 if unpaged; where names it in errors).
 func (c *Client) get(ctx context.Context, endpoint, where string, page int, query url.Values, l Limit, v Validators, read func(io.Reader) error) (Meta, error) {
 	key, err := c.cfg.APIKey()
 	if err != nil {
@@ -170,9 +150,8 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	u := *c.base
 	u.Path, u.RawPath, u.RawQuery = strings.TrimSuffix(u.Path, "/")+"/v1/"+endpoint, "", query.Encode()
 	req := (&http.Request{Method: http.MethodGet, URL: &u, Header: http.Header{}}).WithContext(ctx)
-	// Accept-Encoding by hand, so that Go's transport does not ask for gzip
-	// behind our back and leave it to us when the caller's transport
-	// disables that (prometheus/common's does): decodedBody handles it.
+	// Accept-Encoding by hand: gzip is asked for and undone (decodedBody)
+	// whatever the caller's transport does (prometheus/common's disables Go's).
 	for name, value := range map[string]string{"Authorization": "Bearer " + key, "User-Agent": c.cfg.UserAgent, "Accept": "application/json",
 		"Accept-Encoding": "gzip", "If-None-Match": v.ETag, "If-Modified-Since": v.LastModified} {
 		if value != "" {
@@ -245,10 +224,8 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	return meta, nil
 }
 
-// classify turns what went wrong while reading a 2xx body into a typed
-// error: the connection (or the limit) first, since a reader that failed
-// makes any decoder fail; then what the decoder said, with the start of the
-// body when it was not JSON.
+// classify types an error reading a 2xx body: the connection or the limit
+// first, since a reader that failed makes any decoder fail.
 func (c *Client) classify(where string, body *recorder, err error) error {
 	if tooLarge, ok := errors.AsType[*http.MaxBytesError](body.err); ok {
 		return &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, tooLarge.Limit)}
@@ -266,8 +243,7 @@ func (c *Client) classify(where string, body *recorder, err error) error {
 }
 
 // excerpt makes text from the wire fit for a log line: through the door
-// (no key, whole or cut by the excerpt's ends; deeper escapes withheld),
-// then sanitised to at most max bytes.
+// first, so that no cut hides a key from it.
 func (c *Client) excerpt(s string, max int) string {
 	return sanitize(c.cfg.Keys.Upstream(s), max)
 }

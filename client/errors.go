@@ -31,10 +31,8 @@ const excerptBytes = 256
 type StatusError struct {
 	Endpoint   string // endpoint label, e.g. "global-stability/pillar/cyber"
 	StatusCode int
-	Excerpt    string // start of the body, whatever its shape, through the door and sanitised
-	// RetryAfter is a 429's or 503's Retry-After, seconds or an HTTP date,
-	// capped at a day so that no value silences an endpoint for longer.
-	RetryAfter time.Duration
+	Excerpt    string        // start of the body, through the door and sanitised
+	RetryAfter time.Duration // a 429's or 503's, capped at a day: no value silences an endpoint longer
 }
 
 func (e *StatusError) Error() string {
@@ -55,9 +53,8 @@ func (e *StatusError) Is(target error) bool {
 		target == ErrRateLimited && code == 429 || target == ErrServer && code >= 500 && code <= 599
 }
 
-// TransportError is a failure to get a whole response: connection refused or
-// reset, TLS failure, a deadline, a body cut short. Its text never holds the
-// request URL.
+// TransportError is a failure to get a whole response (connection, TLS, a
+// deadline, a body cut short). Its text never holds the request URL.
 type TransportError struct {
 	Endpoint string
 	Err      error
@@ -66,10 +63,8 @@ type TransportError struct {
 func (e *TransportError) Error() string { return e.Endpoint + ": " + e.Err.Error() }
 func (e *TransportError) Unwrap() error { return e.Err }
 
-// DecodeError is a whole response that is not what the spec describes: a
-// Content-Type that is not JSON (JSON types, text/plain and none pass), a
-// Content-Encoding other than gzip, a body over its limit, or what the
-// decoder returned (for ErrNotJSON, with the start of the body).
+// DecodeError is a whole response that is not what the spec describes; for
+// ErrNotJSON, with the start of the body.
 type DecodeError struct {
 	Endpoint string // empty as a decoder returns it
 	Field    string // path of the offending field, e.g. "events[3].lat"; empty for the whole body
@@ -88,8 +83,7 @@ func (e *DecodeError) Error() string {
 }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// RetryAfter returns how long the server asked the caller to wait, if err
-// carries a Retry-After.
+// RetryAfter returns the Retry-After err carries, if any.
 func RetryAfter(err error) (time.Duration, bool) {
 	if se, ok := errors.AsType[*StatusError](err); ok && se.RetryAfter > 0 {
 		return se.RetryAfter, true
@@ -110,10 +104,8 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// sanitize makes text from the wire safe for one log line: control
-// characters and invalid UTF-8 become spaces, runs of space collapse, and
-// what is over max bytes becomes "…". Redact the key first (Client.excerpt):
-// cutting could leave a piece of it too short to recognise.
+// sanitize makes text safe for one log line, at most max bytes and "…".
+// Redact first (Client.excerpt): a cut piece of a key may be too short to see.
 func sanitize(s string, max int) string {
 	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
 		return r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r)
@@ -124,9 +116,8 @@ func sanitize(s string, max int) string {
 	return strings.TrimSpace(strings.ToValidUTF8(s[:max], "")) + "…" // a rune cut in two is dropped
 }
 
-// redactedError stands in for an error whose text the door changed: it
-// answers errors.Is as the original does but does not unwrap to it, so no
-// caller reaches the original text.
+// redactedError is an error whose text the door changed: it answers
+// errors.Is as the original does but never unwraps to its text.
 type redactedError struct {
 	msg  string
 	orig error
@@ -135,8 +126,7 @@ type redactedError struct {
 func (e *redactedError) Error() string        { return e.msg }
 func (e *redactedError) Is(target error) bool { return errors.Is(e.orig, target) }
 
-// redactError passes err's text through the door: a transport's or a
-// decoder's error quotes upstream bytes.
+// redactError passes err's text, which may quote upstream bytes, through the door.
 func (c *Client) redactError(err error) error {
 	if msg := c.cfg.Keys.Upstream(err.Error()); msg != err.Error() {
 		return &redactedError{msg: msg, orig: err}

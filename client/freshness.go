@@ -10,20 +10,16 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// What RFC 9111 lets a cache do with a response. The exporter caches for
-// the Prometheus servers that scrape it, so it honours s-maxage (a shared
-// cache's) and stores responses marked private (its own key's). It has no
-// heuristic freshness: without caching headers, every use revalidates.
+// RFC 9111 caching. The exporter caches for the Prometheus servers that
+// scrape it: it honours s-maxage and stores private responses (its own
+// key's). No heuristic freshness: without caching headers, every use revalidates.
 
-// MaxFreshness caps how long a response is reused without asking the API,
-// whatever its headers say: longer would only hide a misconfigured cache in
-// front of the API, and the data-stale alerts start at an hour.
+// MaxFreshness caps reuse without asking, whatever the headers: longer would
+// hide a misconfigured cache in front of the API; data-stale alerts start at an hour.
 const MaxFreshness = time.Hour
 
-// Validators identify a stored response: sent back as If-None-Match and
-// If-Modified-Since, they let the API answer 304 Not Modified. They keep the
-// response's caching headers, which a 304 that does not repeat them leaves
-// in force (RFC 9111 4.3.4).
+// Validators identify a stored response for a 304, with its caching
+// headers, which a 304 that does not repeat them leaves in force (RFC 9111 4.3.4).
 type Validators struct {
 	ETag         string // as sent, quotes and W/ included
 	LastModified string // as sent, an HTTP date
@@ -37,12 +33,10 @@ type Freshness struct {
 	NoStore bool      // Cache-Control: no-store, or Vary: *: never kept
 }
 
-// Fresh reports whether a response stored with f may be reused at now
-// without asking the API.
+// Fresh reports whether a response stored with f may be reused at now unasked.
 func (f Freshness) Fresh(now time.Time) bool { return !f.NoStore && now.Before(f.Until) }
 
-// validators reads a response's validators. A weak ETag is kept: the API
-// compares If-None-Match weakly.
+// validators reads a response's validators; a weak ETag is kept (the API compares weakly).
 func validators(h http.Header) Validators {
 	v := Validators{ETag: strings.TrimSpace(h.Get("ETag")), LastModified: strings.TrimSpace(h.Get("Last-Modified")),
 		CacheControl: h.Values("Cache-Control"), Expires: h.Get("Expires")}
@@ -56,14 +50,12 @@ func validators(h http.Header) Validators {
 }
 
 // freshness computes how long a response stays fresh (RFC 9111 4.2): its
-// lifetime (s-maxage, else max-age, else Expires minus Date) less its age
-// when received (Age corrected for the round trip, or the Date's lag behind
-// our clock, whichever is larger).
+// lifetime less its age when received, the larger of Age plus the round
+// trip and the Date's lag behind our clock.
 func freshness(h http.Header, requested, received time.Time) Freshness {
 	cc := cacheControl(h.Values("Cache-Control"))
-	// Vary: * matches no later request (RFC 9111 4.1). Vary naming headers
-	// needs no check: a client's requests all send the same ones, and the
-	// same account's key (another account is another client and store).
+	// Vary: * matches no later request (RFC 9111 4.1); other Vary needs no
+	// check: a client's requests all send the same headers and key.
 	if _, ok := cc["no-store"]; ok || httpguts.HeaderValuesContainsToken(h.Values("Vary"), "*") {
 		return Freshness{NoStore: true}
 	}
@@ -71,9 +63,8 @@ func freshness(h http.Header, requested, received time.Time) Freshness {
 	if err != nil {
 		date = received
 	}
-	// The first source present decides, and an invalid one makes the
-	// response stale (RFC 9111 4.2.1) rather than defer to Expires, which an
-	// origin that wants no caching often sets far ahead for older caches.
+	// The first source present decides; an invalid one makes it stale (RFC
+	// 9111 4.2.1) rather than defer to Expires, often far ahead for old caches.
 	var lifetime time.Duration
 	if v, ok := cc["s-maxage"]; ok {
 		lifetime = deltaSeconds(v)
@@ -90,8 +81,7 @@ func freshness(h http.Header, requested, received time.Time) Freshness {
 	return Freshness{Until: received.Add(min(lifetime, MaxFreshness) - max(apparent, corrected))}
 }
 
-// cacheControl parses Cache-Control directives, names in lower case, a
-// quoted argument unquoted; the first of a repeated directive wins.
+// cacheControl parses Cache-Control, names lowered, arguments unquoted; the first wins.
 func cacheControl(values []string) map[string]string {
 	out := map[string]string{}
 	for _, part := range strings.Split(strings.Join(values, ","), ",") {

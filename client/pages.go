@@ -10,24 +10,18 @@ import (
 
 // Pager reads the pages of a walk.
 type Pager interface {
-	// Validators are sent with the request for page (pages count from 1),
-	// which cursor asks for ("" for the first): the API may then answer
-	// 304 Not Modified.
+	// Validators go with the request for page (from 1) at cursor ("" first).
 	Validators(page int, cursor string) Validators
 	// Read reads the body of a 2xx answer and returns its next_cursor.
 	Read(body io.Reader, page int) (next string, err error)
-	// Answered follows each page read (next is what Read returned) or
-	// confirmed by a 304 (meta.NotModified; next is ""): it returns the
-	// cursor to follow, for a 304 the one stored with the page.
+	// Answered follows each page read or confirmed by a 304 (next is then
+	// ""), and returns the cursor to follow.
 	Answered(page int, cursor string, meta Meta, next string) (string, error)
 }
 
-// Walk follows a paged endpoint from its first page until next_cursor is
-// empty, handing each page to pager, and returns the number of pages read.
-// A next_cursor goes back in Config.CursorParam, with a page size when
-// Config.PageSizeParam and PageSize are set. More than Config.MaxPages pages
-// or a cursor sent before (A→B→C→A included) end the walk with an error
-// rather than a partial list that would look whole.
+// Walk hands each page to pager until next_cursor is empty and returns the
+// pages read. More than MaxPages or a cursor seen before (A→B→C→A too) fail
+// the walk rather than give a partial list that would look whole.
 func (c *Client) Walk(ctx context.Context, endpoint string, limit Limit, pager Pager) (int, error) {
 	seen := map[string]bool{}
 	query := url.Values{}

@@ -7,20 +7,14 @@ import (
 	"time"
 )
 
-// RateLimit is the quota an API response announces; the spec shows none, so
-// every field may be absent. It is taken whole from the newest convention
-// the response uses (one of its fields holds a usable value), never pieced
-// together: a gateway's quota beside the application's may count other
-// things, and "500 left of 10" helps nobody. Newest first:
-//
-//   - IETF (draft-08 on): RateLimit-Policy: "default";q=100;w=60 and
-//     RateLimit: "default";r=50;t=30
-//   - draft-07: RateLimit: limit=100, remaining=50, reset=30, with
-//     RateLimit-Policy: 100;w=60 for the window
-//   - drafts 03 to 06: RateLimit-Limit (100, 100;w=60), RateLimit-Remaining,
-//     RateLimit-Reset (seconds from now)
-//   - X-RateLimit-Limit, -Remaining and -Reset, whose reset is Unix seconds
-//     (GitHub and most others) or, below 10^9, seconds from now.
+// RateLimit is the quota a response announces (the spec shows none), taken
+// whole from the newest convention it uses, never pieced together: a
+// gateway's quota beside the application's may count other things. Newest
+// first: IETF draft-08 on (RateLimit-Policy: "default";q=100;w=60 and
+// RateLimit: "default";r=50;t=30); draft-07 (RateLimit: limit=100,
+// remaining=50, reset=30, the window in RateLimit-Policy: 100;w=60); drafts
+// 03 to 06 (RateLimit-Limit, -Remaining, -Reset in seconds from now); and
+// X-RateLimit-*, whose reset is Unix seconds or, below 10^9, seconds from now.
 type RateLimit struct {
 	Limit     float64       // requests allowed per window; -1 if not sent
 	Remaining float64       // requests left in this window; -1 if not sent
@@ -30,8 +24,7 @@ type RateLimit struct {
 
 // rateLimit reads a response's quota, received at now.
 func rateLimit(h http.Header, now time.Time) RateLimit {
-	// IETF: RateLimit's first item, and the policy (an item with q=) of its
-	// name, else the first policy.
+	// IETF: RateLimit's first item, and the policy (q=) of its name, else the first.
 	var ietf, policy sfItem
 	if items := sfList(h.Values("RateLimit")); len(items) > 0 {
 		if _, ok := items[0].params["r"]; ok || items[0].params["t"] != "" {
@@ -72,8 +65,7 @@ type convention struct {
 // quota reads c's values; one that is no valid count is absent.
 func (c convention) quota(now time.Time) RateLimit {
 	r := RateLimit{Limit: -1, Remaining: -1}
-	// "100, 100;w=60" and "100;w=60": the first number is the quota, the
-	// first plausible w= its window.
+	// "100, 100;w=60": the first number is the quota, the first plausible w= its window.
 	first, _, _ := strings.Cut(strings.TrimSpace(strings.Split(c.limit, ",")[0]), ";")
 	if n, ok := count(first); ok {
 		r.Limit = n
@@ -112,9 +104,8 @@ func count(s string) (float64, bool) {
 	return float64(n), err == nil && n <= 1<<53
 }
 
-// structuredParams reads the parameters of a structured field item
-// (`"name";q=100;w=60`) or a dictionary (`limit=100, remaining=50`) into
-// one map, keys in lower case, values unquoted; the first of a key wins.
+// structuredParams reads the parameters of an item (`"n";q=100;w=60`) or a
+// dictionary (`limit=100, remaining=50`), keys lowered; the first key wins.
 func structuredParams(v string) map[string]string {
 	out := map[string]string{}
 	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
@@ -127,16 +118,14 @@ func structuredParams(v string) map[string]string {
 	return out
 }
 
-// sfItem is a member of a structured-field list (RFC 9651) as the rate-limit
-// fields use it: a name (string or token) and parameters.
+// sfItem is a member of a structured-field list (RFC 9651).
 type sfItem struct {
 	name   string
 	params map[string]string
 }
 
-// sfList reads a structured-field list leniently: members split at commas,
-// parameters at semicolons, quotes removed; enough for the rate-limit
-// fields, whose names and values hold neither.
+// sfList reads a structured-field list leniently, split at commas and
+// semicolons: the rate-limit fields' names and values hold neither.
 func sfList(values []string) []sfItem {
 	var out []sfItem
 	for _, v := range values {

@@ -10,15 +10,13 @@ import (
 	"strings"
 )
 
-// ErrRedirectRefused is a redirect to another origin (scheme, host or port)
-// than the base URL's, where the key must not go, refused before anything is
-// sent there; or more than maxRedirects within it, a loop.
+// ErrRedirectRefused is a redirect outside the base URL's origin, where the
+// key must not go, refused before anything is sent; or a loop within it.
 var ErrRedirectRefused = errors.New("redirect refused")
 
 const maxRedirects = 5
 
-// checkRedirect is the client's redirect policy. Its errors name the target
-// without its query, which may carry tokens of its own.
+// checkRedirect's errors name the target without its query, which may hold tokens.
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	to := *req.URL
 	to.RawQuery, to.Fragment, to.RawFragment = "", "", ""
@@ -28,15 +26,13 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return fmt.Errorf("%w: more than %d redirects (a loop?), the last to %s", ErrRedirectRefused, maxRedirects, to.Redacted())
 	}
-	// Go copies a hand-set Authorization header only to a byte-equal host
-	// name (or a subdomain): a same-origin redirect to API.example.com would
-	// go without it, and its 401 blame a key that is fine.
+	// Go copies a hand-set Authorization only to a byte-equal host name: a
+	// same-origin redirect to API.example.com would get a 401 blaming the key.
 	req.Header.Set("Authorization", via[0].Header.Get("Authorization")) //nolint:gosec // G119: only within the base URL's origin, checked above: where the key belongs
 	return nil
 }
 
-// origin is scheme (url.Parse lowers its case), host and port (RFC 6454),
-// the scheme's default port filled in.
+// origin is scheme (url.Parse lowers it), host and port (RFC 6454).
 func origin(u *url.URL) string {
 	port := cmp.Or(u.Port(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
 	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)

@@ -21,8 +21,7 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
 }
 
-// The exporter's own series, about its scrapes; those of the API's data are
-// declared with the endpoints. Names and labels are a contract (docs/metrics.md).
+// The exporter's own series about its scrapes; names and labels are a contract.
 var (
 	upDesc = newDesc("up",
 		"1 when every request of this scrape to the Global Stability API succeeded, else 0.")
@@ -38,9 +37,8 @@ var (
 		"Values of this endpoint's response left out of this scrape because they were missing, null, of the wrong type or implausible, by the spec's field (for lists: items left out). 0 when all were valid; absent when the endpoint failed.", "endpoint", "field")
 )
 
-// dataDescs are the descriptors of the metrics of the endpoint
-// descriptions, made once, and those metrics whose label values come from
-// upstream data, in a stable order, for the dropped-series gauge.
+// dataDescs are the descriptors of the endpoints' metrics, and the capped
+// ones in a stable order, for the dropped-series gauge.
 var dataDescs = sync.OnceValues(func() (descs map[*endpoint.Metric]*prometheus.Desc, capped []*endpoint.Metric) {
 	descs = map[*endpoint.Metric]*prometheus.Desc{}
 	for _, e := range endpoint.All() {
@@ -56,11 +54,9 @@ var dataDescs = sync.OnceValues(func() (descs map[*endpoint.Metric]*prometheus.D
 	return descs, capped
 })
 
-// Gather is what the /metrics handler exports for one scrape: the
-// collection it shares and its own back-off gauges. Rendering is where
-// concurrent scrapes cost memory (~7,000 series with every label cap
-// full; 40 scrapes rendering a copy each peaked near 300 MiB), so the
-// scrapes that saw all of a collection share one rendering of it.
+// Gather is what /metrics exports for one scrape. The scrapes that saw all
+// of a collection share one rendering of it: ~7,000 series with every label
+// cap full, 40 scrapes rendering a copy each peaked near 300 MiB.
 func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 	c := s.join(ctx)
 	defer s.leave(c)
@@ -74,14 +70,12 @@ func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
 		return nil, c.renderErr
 	}
 	own, err := s.render(func(em *emitter) { s.emitBackoff(em, seen) })
-	// Not sorted or merged: the handler's prometheus.Gatherers does that
-	// and checks every metric, once for both.
+	// Not sorted or merged: the handler's prometheus.Gatherers does that.
 	return append(slices.Clip(c.families), own...), err
 }
 
-// await waits for every result of c until ctx ends and returns what the
-// scrape saw: each result, or a deadline error for one not in. complete
-// says the scrape saw what every scrape that waits for all of c sees.
+// await waits for c's results until ctx ends: each result, or a deadline
+// error for one not in; complete if none was missing.
 func await(ctx context.Context, c *collection) (seen []result, complete bool) {
 	complete = true
 	for _, r := range c.results {
@@ -101,10 +95,9 @@ func await(ctx context.Context, c *collection) (seen []result, complete bool) {
 	return seen, complete
 }
 
-// renderWhole renders a collection that its scrapes saw whole. With the
-// store warm each scrape has a collection of its own (40 at once rendered
-// 40 copies, 182 MiB over idle), so when every answer was reused without a
-// request, the last rendering of the very same answers is handed over.
+// renderWhole renders a collection its scrapes saw whole; when every answer
+// was reused without a request, the last rendering of them is shared (40
+// scrapes with a warm store rendered 40 copies, 182 MiB over idle).
 func (s *Collections) renderWhole(seen []result) ([]*dto.MetricFamily, error) {
 	// Each answer by its first sample: a stored answer's are never copied.
 	from := make([]*endpoint.Sample, len(seen))
@@ -128,16 +121,14 @@ func (s *Collections) renderWhole(seen []result) ([]*dto.MetricFamily, error) {
 	return fams, err
 }
 
-// render gathers what emit sends into metric families. They are never
-// changed afterwards, so scrapes may share them: encoding only reads.
+// render gathers what emit sends, never changed after: scrapes share it.
 func (s *Collections) render(emit func(*emitter)) ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(unchecked(func(ch chan<- prometheus.Metric) { emit(&emitter{ch: ch, logger: s.Logger}) }))
 	return reg.Gather()
 }
 
-// unchecked describes nothing, so a registry takes it as unchecked: its
-// metrics are checked as they are gathered, not against a description.
+// unchecked describes nothing: its metrics are checked as gathered.
 type unchecked func(chan<- prometheus.Metric)
 
 func (unchecked) Describe(chan<- *prometheus.Desc)      {}
@@ -149,8 +140,7 @@ type emitter struct {
 	logger log.Logger
 }
 
-// gauge sends a series. Label values from upstream data are valid UTF-8 and
-// at most client.Config.MaxNameBytes long: the client decodes them so.
+// gauge sends a series; endpoint's rules make label values valid.
 func (e *emitter) gauge(desc *prometheus.Desc, v float64, labels ...string) {
 	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 	if err != nil {
@@ -160,9 +150,7 @@ func (e *emitter) gauge(desc *prometheus.Desc, v float64, labels ...string) {
 	e.ch <- m
 }
 
-// results sends what a scrape exports of what it saw, the back-off aside:
-// the data, invalid values and dropped series of each endpoint that
-// succeeded, each one's success and duration, and up.
+// results sends what a scrape exports of what it saw, the back-off aside.
 func (e *emitter) results(seen []result) {
 	descs, capped := dataDescs()
 	up := 1.0
@@ -199,8 +187,7 @@ func (s *Collections) emitBackoff(em *emitter, seen []result) {
 	}
 }
 
-// finishScrape logs a scrape's failures (see failureLog) and keeps its
-// outcome for LastScrape.
+// finishScrape logs a scrape's failures and keeps its outcome for LastScrape.
 func (s *Collections) finishScrape(seen []result) {
 	var fs []failure
 	st := ScrapeStatus{At: time.Now(), Endpoints: len(seen)}
@@ -223,8 +210,7 @@ type ScrapeStatus struct {
 	Why       string   // what the log line said of them: one clause per cause, redacted of the key
 }
 
-// LastScrape returns the outcome of the latest scrape, or false before the
-// first.
+// LastScrape returns the latest scrape's outcome, or false before the first.
 func (s *Collections) LastScrape() (ScrapeStatus, bool) {
 	if st := s.last.Load(); st != nil {
 		return *st, true

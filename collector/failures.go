@@ -19,9 +19,8 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// failureRepeat is how often the same failures are logged again while they
-// last. An outage scraped every 15 s would otherwise write a line a scrape:
-// thousands a day saying one thing.
+// failureRepeat is how often the same failures are logged again: an outage
+// scraped every 15 s would otherwise log thousands of lines a day.
 const failureRepeat = 5 * time.Minute
 
 // failure is one endpoint that failed a scrape.
@@ -31,10 +30,8 @@ type failure struct {
 	paged    bool // its body limit is a page's
 }
 
-// failureLog logs the failures of each scrape as one line naming every
-// endpoint that failed and why; the same failures again (same endpoints,
-// same kind of error) at most every failureRepeat, saying how many scrapes
-// it left out; and one line when every endpoint answers again.
+// failureLog logs a scrape's failures as one line; the same again at most
+// every failureRepeat, with how many it left out; and the recovery.
 type failureLog struct {
 	logger     log.Logger
 	mu         sync.Mutex
@@ -72,9 +69,8 @@ func (l *failureLog) report(failures []failure) {
 	l.last, l.loggedAt, l.suppressed = sig, time.Now(), 0
 }
 
-// errorText says what went wrong with each endpoint, once per distinct
-// cause: eight endpoints refused with one 401 body make one clause naming
-// the eight, not eight copies of the body.
+// errorText says each distinct cause once: eight endpoints refused with one
+// 401 body make one clause naming the eight.
 func errorText(failures []failure) string {
 	var (
 		causes []string                // in order of first appearance
@@ -96,8 +92,7 @@ func errorText(failures []failure) string {
 		}
 	}
 	if len(causes) == 1 && !paged {
-		// One cause of every failure: the line's failed_endpoints names
-		// them already (a refused key would name all eight twice).
+		// failed_endpoints names them already.
 		return causes[0]
 	}
 	parts := make([]string, len(causes))
@@ -107,13 +102,11 @@ func errorText(failures []failure) string {
 	return strings.Join(parts, "; ")
 }
 
-// numbers lets a signature ignore what changes from one scrape to the next
-// in the same failure: a Retry-After countdown (1m0s, then 59s), a
-// duration, a page number.
+// numbers lets a signature ignore what changes between scrapes in the same
+// failure: a Retry-After countdown, a duration, a page number.
 var numbers = regexp.MustCompile(`[0-9][0-9.hmsuµn]*`)
 
-// signature identifies a set of failures: which endpoints, and per
-// endpoint its HTTP status or its error text with numbers left out.
+// signature identifies failures: each endpoint's status, or its error's words.
 func signature(failures []failure) string {
 	var b strings.Builder
 	for _, f := range failures {
@@ -128,9 +121,8 @@ func signature(failures []failure) string {
 
 func is[E error](err error) bool { _, ok := errors.AsType[E](err); return ok }
 
-// hints name the likely fix when failures point at the configuration
-// rather than at the API, in this order. One that needs every failure to
-// match is the API's trouble when other endpoints answer.
+// hints name the likely fix when failures point at the configuration. One
+// needing every failure is the API's trouble when other endpoints answer.
 var hints = []struct {
 	every bool
 	match func(failure) bool

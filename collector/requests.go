@@ -11,18 +11,15 @@ import (
 	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// APIMetrics are the exporter's long-lived series about its use of the
-// API: what it sent and received, what it reused instead, and the quota
-// the API announces. Register Collectors on the long-lived registry, give
-// Observer to the client and Reused to Collections; with several targets,
-// each target's view (Target) carries its name.
+// APIMetrics are the long-lived series about the use of the API. Register
+// Collectors on the long-lived registry, give Observer to the client and
+// Reused to Collections.
 type APIMetrics struct {
 	requests, bytes, Reused *prometheus.CounterVec
 	quota                   []*prometheus.GaugeVec // one per quotas
 }
 
-// quotas are the gauges of the quota the API announces, each with its
-// value in a response, if the response says.
+// quotas are the gauges of the quota the API announces.
 var quotas = []struct {
 	name, help string
 	value      func(client.RateLimit) (float64, bool)
@@ -45,8 +42,7 @@ var quotas = []struct {
 // each endpoint of labels and reason, so that rate() sees the first reuse.
 func NewAPIMetrics(labels []string) *APIMetrics { return newAPIMetrics().Target(nil, labels) }
 
-// NewTargetsAPIMetrics returns the metrics of several API accounts: each
-// series has a target label first. Take each target's view with Target.
+// NewTargetsAPIMetrics returns the metrics of several accounts, by target.
 func NewTargetsAPIMetrics() *APIMetrics { return newAPIMetrics("target") }
 
 func newAPIMetrics(first ...string) *APIMetrics {
@@ -65,9 +61,8 @@ func newAPIMetrics(first ...string) *APIMetrics {
 	return m
 }
 
-// Target returns the view of one target (its values of the labels m was
-// made with, none for NewAPIMetrics), with a zero for each endpoint of
-// endpoints and each reason of reuse. Its Collectors are m's.
+// Target returns one target's view of m (values: none for NewAPIMetrics),
+// with a zero for each endpoint and reason of reuse.
 func (m *APIMetrics) Target(values []string, endpoints []string) *APIMetrics {
 	v := m
 	if len(values) > 0 {
@@ -102,9 +97,8 @@ func (m *APIMetrics) Collectors() []prometheus.Collector {
 	return out
 }
 
-// Observer returns a client.Config.Observe that counts every API request
-// and its bytes, keeps the quota it announced, and logs it at debug:
-// endpoint, page (for a paginated endpoint), status, bytes and duration.
+// Observer returns a client.Config.Observe that counts each request and
+// its bytes, keeps the quota it announced, and logs it at debug.
 func (m *APIMetrics) Observer(logger log.Logger) func(client.Request) {
 	return func(r client.Request) {
 		m.requests.WithLabelValues(r.Endpoint, r.Code).Inc()

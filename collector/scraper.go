@@ -1,9 +1,8 @@
 // Package collector turns each scrape into a collection from the Global
 // Stability API: every enabled endpoint fetched concurrently under the
-// scrape's deadline, its data exported as const metrics, its outcome as
-// global_stability_scrape_success. Scrapes that arrive while a collection
-// is in flight join it, so an HA pair of Prometheus servers costs the API
-// one set of requests; with a cache TTL, a finished one serves them too.
+// scrape's deadline, exported as const metrics. Scrapes that arrive while a
+// collection is in flight join it, so an HA pair of Prometheus servers
+// costs the API one set of requests.
 package collector
 
 import (
@@ -26,23 +25,17 @@ import (
 
 // Config configures Collections.
 type Config struct {
-	Client *client.Client
-	Logger log.Logger
-	// Endpoints are those to collect: of endpoint.All, those whose group is on.
-	Endpoints []*endpoint.Endpoint
-	// Endpoint configures judging and folding: label caps, grid, clock, keys.
-	Endpoint endpoint.Config
-	// CacheTTL lets a finished collection serve later scrapes for this
-	// long; 0 shares only collections in flight.
-	CacheTTL time.Duration
-	// Reused, if set, counts the stored answers reused, by endpoint and reason.
-	Reused *prometheus.CounterVec
+	Client    *client.Client
+	Logger    log.Logger
+	Endpoints []*endpoint.Endpoint   // of endpoint.All, those whose group is on
+	Endpoint  endpoint.Config        // label caps, grid, clock, keys
+	CacheTTL  time.Duration          // how long a finished collection serves later scrapes
+	Reused    *prometheus.CounterVec // if set, counts the stored answers reused
 }
 
-// Collections runs collections from the API and shares them between
-// scrapes; it lives as long as the process. golang.org/x/sync/singleflight
-// shares a call in flight, but cannot cancel it when every caller has gone
-// (its function runs on), nor keep a finished result for a TTL.
+// Collections runs collections and shares them between scrapes. Not
+// golang.org/x/sync/singleflight: it cannot cancel a call every caller has
+// left, nor keep a finished result for a TTL.
 type Collections struct {
 	Config
 	condMu     sync.Mutex
@@ -67,12 +60,9 @@ func NewCollections(cfg Config) *Collections {
 	return s
 }
 
-// collection is one round of requests to every enabled endpoint. It runs
-// while a scrape waits for it, so a scrape that joins with a later
-// deadline keeps it going. When the last scrape leaves (its deadline
-// passed, or Prometheus hung up) with results pending, its requests are
-// canceled at once and it is never shared again: its failures say nothing
-// of the API.
+// collection is one round of requests, running while a scrape waits for it.
+// When the last scrape leaves with results pending, it is canceled and never
+// shared again: its failures say nothing of the API.
 type collection struct {
 	ctx     context.Context // not the request's of the scrape that started it: others may join
 	cancel  context.CancelFunc
@@ -89,8 +79,7 @@ type collection struct {
 	renderErr  error
 }
 
-// result is one endpoint's outcome; its fields are written before done is
-// closed and only read after.
+// result is one endpoint's outcome, written before done is closed.
 type result struct {
 	endpoint *endpoint.Endpoint
 	done     chan struct{}
@@ -105,8 +94,7 @@ func (r *result) free() bool {
 	return r.err == nil && (r.reuse == endpoint.ReuseFresh || r.reuse == endpoint.ReuseRefresh)
 }
 
-// join returns the collection this scrape should use, starting one if
-// none can be shared. Every join must be followed by a leave.
+// join returns the collection a scrape should use; every join needs a leave.
 func (s *Collections) join(ctx context.Context) *collection {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -124,16 +112,13 @@ func (s *Collections) join(ctx context.Context) *collection {
 	return s.current
 }
 
-// joinable reports whether a new scrape may use c: while it is in flight,
-// or once finished for the cache TTL; never once canceled. It looks at
-// the results, not at c.finished, set a moment after the last result: in
-// that gap a collection is finished, not in flight.
+// joinable reports whether a new scrape may use c. It looks at the results,
+// not at c.finished, which is set a moment after the last result.
 func (s *Collections) joinable(c *collection) bool {
 	return c.ctx.Err() == nil && (c.pending() || s.CacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.CacheTTL))
 }
 
-// leave releases a collection; when the last scrape leaves before it is
-// finished, its requests are canceled (nobody is left to read them).
+// leave releases c, canceling it if the last scrape leaves it unfinished.
 func (s *Collections) leave(c *collection) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -165,8 +150,7 @@ func (s *Collections) start(ctx context.Context) *collection {
 		if wait := s.backoffRemaining(e.Label); wait > 0 {
 			r.err = fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", wait.Round(time.Second))
 		} else if data, reuse, ok := e.Reusable(s.Endpoint); ok {
-			// What the API lets us reuse without asking is in at once: a
-			// scrape with almost no time left still gets it.
+			// In at once: a scrape with almost no time left still gets it.
 			r.data, r.reuse = data, reuse
 			s.took(r)
 		} else {
@@ -213,9 +197,8 @@ func (s *Collections) backoffRemaining(label string) time.Duration {
 	return max(time.Until(t), 0)
 }
 
-// took counts an endpoint's reuse of its stored answer, and logs lasting
-// conditions of its data (invalid values, series over a label cap) when
-// they start and end: a noisy API must not log the same warning a minute.
+// took counts a reuse and logs lasting conditions of the data when they
+// start and end: a noisy API must not log the same warning a minute.
 func (s *Collections) took(r *result) {
 	label, d := r.endpoint.Label, r.data
 	if r.reuse != endpoint.Fetched && s.Reused != nil {

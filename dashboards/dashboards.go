@@ -1,6 +1,5 @@
-// Package dashboards holds the bundled Grafana dashboards, rendered from
-// mixin/. Its Go reads a dashboard's panels and queries, for the tests of
-// several packages that evaluate them on a real Prometheus.
+// Package dashboards holds the Grafana dashboards rendered from mixin/, and
+// reads their queries for the tests that evaluate them on a real Prometheus.
 package dashboards
 
 import (
@@ -43,16 +42,10 @@ func Parse(name string, b []byte) (Dashboard, error) {
 }
 
 // AllPanels returns every panel, rows' nested panels included.
-func (d Dashboard) AllPanels() []Panel {
-	var out []Panel
-	var walk func([]Panel)
-	walk = func(ps []Panel) {
-		for _, p := range ps {
-			out = append(out, p)
-			walk(p.Panels)
-		}
+func (d Dashboard) AllPanels() (out []Panel) {
+	for _, p := range d.Panels {
+		out = append(append(out, p), Dashboard{Panels: p.Panels}.AllPanels()...)
 	}
-	walk(d.Panels)
 	return out
 }
 

@@ -6,18 +6,14 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// This file is the one place that says what the exporter knows of the API
-// (spec: shared/spec/global-stability-api.md): each endpoint, the fields it
-// reads, the rule that judges each, and the series each becomes. Fetching,
-// judging, emitting, the collector flags, docs/metrics.md, the mixin's
-// endpoints.json and the simulator's coverage all follow from these values;
-// see docs/development.md, "Adding an endpoint".
+// The one description of what the exporter knows of the API (spec:
+// shared/spec/global-stability-api.md): the rest follows from it (see
+// docs/development.md, "Adding an endpoint").
 
 // Pillars are the four pillars of the composite score, in the spec's order.
 var Pillars = []string{"conflict", "cyber", "supply_chain", "macro"}
 
-// The series the API's data becomes. Their names, labels and help texts are
-// a contract with users' alerts and dashboards.
+// The series of the API's data; names, labels and help texts are a contract.
 var (
 	Score = &Metric{Name: "global_stability_score",
 		Help: "Composite global stability score, 0-100, lower is more stable (GET /v1/global-stability, field score)."}
@@ -62,8 +58,7 @@ var Overview = &Endpoint{
 	}, pillarScores()...),
 }
 
-// pillarScores are the members of the overview's pillars object, each
-// counted as "pillars" when bad.
+// pillarScores are the members of the overview's pillars object.
 func pillarScores() []Field {
 	var fs []Field
 	for _, p := range Pillars {
@@ -72,9 +67,8 @@ func pillarScores() []Field {
 	return fs
 }
 
-// Drilldown is GET /v1/global-stability/pillar/{pillar} (spec 2.2). The
-// pillar's own score is exported from the overview only, so there is one
-// pillar_score series per pillar; it is not read here.
+// Drilldown is GET /v1/global-stability/pillar/{pillar} (spec 2.2). Its
+// score is not read: pillar_score comes from the overview only.
 func Drilldown(pillar string) *Endpoint {
 	return &Endpoint{
 		Label:  "global-stability/pillar/" + pillar,
@@ -82,8 +76,7 @@ func Drilldown(pillar string) *Endpoint {
 		Limit:  client.DocumentLimit,
 		Labels: map[string]string{"pillar": pillar},
 		Fields: []Field{
-			// Not exported, but a drilldown of another pillar is the wrong
-			// answer, not a bad value.
+			// Checked only: another pillar's drilldown is the wrong answer.
 			{Name: "pillar", Rule: Name, Must: pillar},
 			{Name: "delta_24h", Rule: Number, Metric: PillarDelta},
 			{Name: "as_of", Rule: Timestamp, Metric: AsOf},
@@ -91,8 +84,7 @@ func Drilldown(pillar string) *Endpoint {
 		List: &List{
 			Name: "indicators",
 			Item: []Field{{Name: "key", Rule: Name}, {Name: "value", Rule: Number}},
-			// The first keys in the API's order: there is no measure of
-			// which matter more.
+			// The first keys: no measure says which matter more.
 			Folds: []Fold{FirstKeys{Metric: PillarIndicator, Key: "key", Value: "value"}},
 		},
 	}
@@ -107,8 +99,7 @@ var Conflict = &Endpoint{
 	List: &List{
 		Name: "events",
 		Item: []Field{
-			// Only to count an event once when a list that shifts while it is
-			// walked puts it on two pages; an event without one still counts.
+			// Counts once an event a shifting list puts on two pages.
 			{Name: "id", Rule: ID, Optional: true},
 			{Name: "lat", Rule: Latitude},
 			{Name: "lon", Rule: Longitude},
@@ -128,8 +119,7 @@ var Conflict = &Endpoint{
 	},
 }
 
-// BriefingsList is GET /v1/briefings (spec 2.4): only the publication
-// times are read; headlines, texts and tags are skipped unread.
+// BriefingsList is GET /v1/briefings (spec 2.4): publication times only.
 var BriefingsList = &Endpoint{
 	Label: "briefings",
 	Group: "briefings",
@@ -142,19 +132,16 @@ var BriefingsList = &Endpoint{
 	},
 }
 
-// Summary is GET /v1/summaries (spec 2.5): its as_of tells whether the
-// 15-minute refresh is happening; its text is not read.
+// Summary is GET /v1/summaries (spec 2.5): its as_of shows the refresh.
 var Summary = &Endpoint{
-	Label:  "summaries",
-	Group:  "summary",
-	Limit:  client.DocumentLimit,
-	Fields: []Field{{Name: "as_of", Rule: Timestamp, Metric: AsOf}},
-	// "a rolling summary refreshed every 15 minutes"
-	Refresh: 15 * time.Minute,
+	Label:   "summaries",
+	Group:   "summary",
+	Limit:   client.DocumentLimit,
+	Fields:  []Field{{Name: "as_of", Rule: Timestamp, Metric: AsOf}},
+	Refresh: 15 * time.Minute, // "a rolling summary refreshed every 15 minutes"
 }
 
-// All returns every endpoint, in a stable order: the endpoint labels of
-// global_stability_scrape_success.
+// All returns every endpoint, in a stable order.
 func All() []*Endpoint {
 	all := []*Endpoint{Overview}
 	for _, p := range Pillars {

@@ -1,17 +1,12 @@
 // Package endpoint holds the rules about the API's data: one description
-// per endpoint (api.go) of what the exporter reads from it, how each value
-// is judged and what series it becomes, and what follows from a
-// description: a body read as a stream, judged value by value, and folded
-// into the series of one collection.
+// per endpoint (api.go) of what is read, how each value is judged and what
+// series it becomes, and the streaming reader and folds that follow from it.
 //
-// It is strict about the document and lenient about values. A response
-// fails as a whole when it is not the document the spec describes: not
-// JSON, not an object, a page without its list or next_cursor, a list
-// given twice, a drilldown naming another pillar. Inside it, a value that
-// is missing, null, of the wrong JSON type or outside what the spec allows
-// is left out and counted under its field, and the rest is used; a bad
-// item costs that item only. Fields never exported are skipped unread. Of
-// a repeated key, the last counts.
+// Strict about the document, lenient about values: a body that is not the
+// spec's document (not a JSON object, a page without its list or
+// next_cursor, a list given twice, another pillar's drilldown) fails whole;
+// a bad value is left out and counted under its field, a bad item costs
+// that item only. Of a repeated key, the last counts.
 package endpoint
 
 import (
@@ -26,35 +21,28 @@ import (
 
 // Endpoint describes one endpoint of the API.
 type Endpoint struct {
-	Label  string            // the path after /v1/, its parameter filled in: the endpoint label of its series
-	Group  string            // the collector that fetches it, off with --no-collector.<Group>; "" is always on
-	Limit  client.Limit      // the body limit that applies: a document's or a page's
-	Paged  bool              // it answers pages of List with next_cursor, walked to the last; List is required
-	Labels map[string]string // label values every series of it carries (a drilldown's pillar)
-	Fields []Field           // the values of the document read beside its list
-	List   *List             // the document's list of items, if it has one
-	// Refresh is how often the API refreshes the endpoint's data, if the
-	// spec says: an answer with as_of T is not asked for again before
-	// T + Refresh (Config.Refresh overrides it).
-	Refresh time.Duration
+	Label   string            // the path after /v1/, its parameter filled in: the endpoint label of its series
+	Group   string            // the collector that fetches it, off with --no-collector.<Group>; "" is always on
+	Limit   client.Limit      // the body limit that applies: a document's or a page's
+	Paged   bool              // it answers pages of List with next_cursor, walked to the last; List is required
+	Labels  map[string]string // label values every series of it carries (a drilldown's pillar)
+	Fields  []Field           // the values of the document read beside its list
+	List    *List             // the document's list of items, if it has one
+	Refresh time.Duration     // the spec's refresh interval: as_of T is not asked for before T+Refresh
 }
 
 // Field is one value of a document or of a list item.
 type Field struct {
-	Name string // the spec's; "a.b" is member b of object a, counted as a when bad
-	Rule Rule   // judges the raw JSON value
-	// Metric is the series a valid value of a document becomes (its value
-	// is the sample's, or 1 with AsLabel). Nil for a value only checked, or
-	// an item's field (the list's folds use those).
-	Metric   *Metric
+	Name     string            // the spec's; "a.b" is member b of object a, counted as a when bad
+	Rule     Rule              // judges the raw JSON value
+	Metric   *Metric           // a valid document value's series; nil for an item's field or a value only checked
 	Labels   map[string]string // label values of that series beyond the endpoint's
 	AsLabel  string            // the label of Metric the value fills (the trend word); the sample is then 1
 	Must     string            // the value a valid document field must have, or the document is the wrong answer
 	Optional bool              // an item field that may be missing or bad without costing the item
 }
 
-// counted is the field of global_stability_invalid_values a bad value
-// counts under.
+// counted is the field label a bad value counts under.
 func (f Field) counted() string {
 	name, _, _ := strings.Cut(f.Name, ".")
 	return name
@@ -62,12 +50,10 @@ func (f Field) counted() string {
 
 // List is a list of items, read one item at a time, never held whole.
 type List struct {
-	Name string
-	// Item are the fields read from each item: an item whose required field
-	// is missing or bad is left out and counted under the list's name.
-	Item   []Field
-	Unique string // an item field whose repeats (an event a shifting list puts on two pages) count once
-	Folds  []Fold // what the valid items become
+	Name   string
+	Item   []Field // an item with a required one bad is left out, counted under Name
+	Unique string  // an item field whose repeats (an event a shifting list puts on two pages) count once
+	Folds  []Fold  // what the valid items become
 }
 
 // Metric is one series name with its labels.
@@ -75,9 +61,7 @@ type Metric struct {
 	Name   string
 	Help   string
 	Labels []string
-	// Capped metrics take label values from upstream data: their series
-	// count against --collector.max-label-values.
-	Capped bool
+	Capped bool // label values from upstream data, under --collector.max-label-values
 }
 
 // Config is what judging and folding need at run time.
@@ -110,8 +94,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// clock is the instant a collection judges timestamps by: read once, when
-// it starts (a config used outside a collection reads it each time).
+// clock is the instant a collection judges timestamps by, read at its start.
 func (c *Config) clock() time.Time {
 	if !c.now.IsZero() {
 		return c.now
@@ -122,8 +105,7 @@ func (c *Config) clock() time.Time {
 	return time.Now()
 }
 
-// InvalidFields lists the field labels of global_stability_invalid_values
-// the endpoint reports: its exported fields and its list.
+// InvalidFields lists e's field labels of global_stability_invalid_values.
 func (e *Endpoint) InvalidFields() []string {
 	var out []string
 	for _, f := range e.Fields {
@@ -158,8 +140,7 @@ func (e *Endpoint) Metrics() []*Metric {
 	return out
 }
 
-// itemIndex is the position of an item field by name; it panics for a
-// description naming a field its list does not read (TestDescriptions).
+// itemIndex panics for a field the list does not read (TestDescriptions).
 func (l *List) itemIndex(name string) int {
 	if i := index(l.Item, name); i >= 0 {
 		return i

@@ -4,23 +4,18 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// Fetch collects e through cl, every page of a paged endpoint, and returns
-// what it gives. On error nothing of it is usable: a partial list would
-// look like a whole one.
-//
-// With c.Store, what the API allows is reused instead (the Reuse says
-// why): an answer still fresh by its caching headers, or inside the
-// endpoint's refresh interval, without a request; one the API confirms
-// with 304 Not Modified, without its body. A paged endpoint's stored walk
-// is reused only when every page of it is confirmed: a page that changed
-// after confirmed ones restarts the walk from the first page without
-// validators, so a list is never stitched from pages of different moments.
+// Fetch collects e through cl, every page of a paged endpoint. On error
+// nothing of it is usable: a partial list would look whole. With c.Store,
+// what the API allows is reused (Reuse says why); a stored walk only when
+// the API confirms every page, and a page that changed after confirmed ones
+// restarts the walk, so a list is never stitched from two moments.
 func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Result, Reuse, error) {
 	if c.Keys == nil {
 		c.Keys = cl.Redactor() // the names are judged against every key of the process
@@ -32,9 +27,7 @@ func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Resu
 }
 
 // Reusable returns what c.Store holds for e if the API lets it be used
-// without asking: still fresh by its caching headers, or inside the
-// endpoint's refresh interval. It sends nothing, so a collection answers
-// with it at once, however little time its scrape has left.
+// without asking. It sends nothing: a scrape with no time left still gets it.
 func (e *Endpoint) Reusable(c Config) (Result, Reuse, bool) {
 	prev, now := c.Store.get(e.Label), c.clock()
 	refresh, set := c.Refresh[e.Label]
@@ -73,17 +66,13 @@ func (e *Endpoint) fetch(ctx context.Context, cl *client.Client, c Config, prev 
 	}
 	switch {
 	case w.confirmed > 0 && (errors.Is(err, errChangedMidWalk) || forgotten(err)):
-		// A page changed after confirmed ones, or the API has let the cursor
-		// after them expire: start again from the first page, as with
-		// nothing stored, rather than fail on every scrape until a restart.
+		// A page changed after confirmed ones, or their cursor expired: start
+		// afresh rather than fail on every scrape until a restart.
 		return e.fetch(ctx, cl, c, nil, now)
 	case err != nil:
 		return Result{}, Fetched, err
 	}
-	if w.confirmed > 0 {
-		// Every page was confirmed (a 304 is asked for only while all before
-		// it were, and gives the stored next_cursor): the walk is the stored
-		// one, page for page.
+	if w.confirmed > 0 { // every page was: the walk is the stored one
 		c.Store.put(e.Label, &stored{result: prev.result, pages: w.pages, fetched: now})
 		return prev.result, ReuseNotModified, nil
 	}
@@ -92,25 +81,18 @@ func (e *Endpoint) fetch(ctx context.Context, cl *client.Client, c Config, prev 
 	return r, Fetched, nil
 }
 
-// forgotten reports whether a request for a page failed because the API
-// no longer knows its cursor: a 4xx other than those about the key or the
-// rate (400, 404, 410, 422…).
+// forgotten reports whether the API no longer knows a page's cursor: a 4xx
+// other than those about the key or the rate.
 func forgotten(err error) bool {
-	var se *client.StatusError
-	if !errors.As(err, &se) {
-		return false
-	}
-	code := se.StatusCode
-	return code >= 400 && code < 500 && code != 401 && code != 403 && code != 429
+	se, ok := errors.AsType[*client.StatusError](err)
+	return ok && se.StatusCode >= 400 && se.StatusCode < 500 && !slices.Contains([]int{401, 403, 429}, se.StatusCode)
 }
 
-// errChangedMidWalk: a page changed after earlier pages were confirmed by
-// 304s, whose data this walk never read.
+// errChangedMidWalk restarts a walk: the pages confirmed before it were never read.
 var errChangedMidWalk = errors.New("a page changed after earlier ones were confirmed")
 
 // walker is the client.Pager of one walk: it asks the API to confirm the
-// stored walk page by page while it can, and reads every page once one
-// has changed.
+// stored walk page by page while it can.
 type walker struct {
 	col       *Collection
 	prev      *stored // the walk to confirm; nil reads every page
@@ -119,8 +101,7 @@ type walker struct {
 }
 
 func (w *walker) Validators(page int, cursor string) client.Validators {
-	// Only while every page so far was confirmed: once one has been read,
-	// a 304 for a later page would leave the pages before it unread.
+	// Only while all before were confirmed: what is stored is a walk's, not a page's.
 	if w.prev == nil || w.confirmed != page-1 || page > len(w.prev.pages) || w.prev.pages[page-1].cursor != cursor {
 		return client.Validators{}
 	}
@@ -161,11 +142,9 @@ const (
 // Reasons lists every reason of reuse, in a stable order.
 var Reasons = []Reuse{ReuseFresh, ReuseNotModified, ReuseRefresh}
 
-// Store keeps, per endpoint, what its last answer became: the Result the
-// collector exports (never a body), with each page's validators, its
-// freshness and the cursor it led on. A later Fetch reuses it while the
-// API allows, or asks the API whether it still holds. Its size is one
-// Result per endpoint and a few strings per page. Safe for concurrent use.
+// Store keeps, per endpoint, the Result of its last answer (never a body)
+// with each page's validators, freshness and cursors: one Result per
+// endpoint and a few strings per page. Safe for concurrent use.
 type Store struct {
 	headers bool // honour the API's caching headers
 
@@ -173,9 +152,8 @@ type Store struct {
 	entries map[string]*stored
 }
 
-// NewStore returns an empty store. Without honourHeaders, the API's
-// caching headers are ignored (no answer is fresh, none is revalidated):
-// only the endpoints' refresh intervals reuse what it keeps.
+// NewStore returns an empty store. Without honourHeaders, only the
+// endpoints' refresh intervals reuse what it keeps.
 func NewStore(honourHeaders bool) *Store {
 	return &Store{headers: honourHeaders, entries: map[string]*stored{}}
 }
@@ -212,8 +190,7 @@ func (st *Store) get(label string) *stored {
 	return st.entries[label]
 }
 
-// put stores s for label, or forgets label when the API forbade storing
-// (no-store on any page).
+// put stores s, or forgets label when a page forbade storing.
 func (st *Store) put(label string, s *stored) {
 	if st == nil {
 		return

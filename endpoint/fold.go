@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// Fold is what the valid items of a list become: one item at a time, so
-// that memory is bounded by the fold (its caps), never by the list.
+// Fold is what a list's valid items become, one at a time: memory is
+// bounded by the fold's caps, never by the list.
 type Fold interface {
 	metrics() []*Metric
 	start(l *List, c Config) folding
@@ -31,11 +31,10 @@ func (f Count) start(*List, Config) folding {
 	return folding{func([]fieldState) { n++ }, func(r *Result, labels map[string]string) { r.sample(f.Metric, float64(n), labels) }}
 }
 
-// CountBy counts the items per value of a name field (a category), keeping
-// the busiest MaxLabelValues names. For memory, only the first ten times
-// that many distinct names are counted; a name first seen later is never
-// exported, however busy, and counts as one series dropped (by an 8-byte
-// hash, up to maxUntracked names: past that, the count is a floor).
+// CountBy counts the items per name in Field, exporting the busiest
+// MaxLabelValues. For memory only the first 10× that many names are
+// counted; later ones, however busy, count as dropped, by hash, up to
+// maxUntracked (past it, the count is a floor).
 type CountBy struct {
 	Metric *Metric
 	Field  string
@@ -62,9 +61,8 @@ func (f CountBy) start(l *List, c Config) folding {
 	}}
 }
 
-// busiest returns up to limit keys of m, most counted first, ties in the
-// order of less. The counts are sorted beside their keys: looked up in the
-// map by the sort's comparisons, they were a quarter of a page's CPU.
+// busiest returns up to limit keys of m, most counted first, ties by less;
+// counts sit beside their keys (map lookups in the sort were ¼ of a page's CPU).
 func busiest[K comparable, V any](m map[K]V, count func(V) int, limit int, less func(a, b K) int) []K {
 	type counted struct {
 		key K
@@ -83,9 +81,8 @@ func busiest[K comparable, V any](m map[K]V, count func(V) int, limit int, less 
 }
 
 // FirstKeys exports each item's Value under its Key, for the first
-// MaxLabelValues distinct keys in the API's order; the others, and a key
-// repeated (two series of one label set would make the scrape invalid),
-// are dropped.
+// MaxLabelValues distinct keys; a repeated key is dropped (two series of
+// one label set would make the scrape invalid).
 type FirstKeys struct {
 	Metric     *Metric
 	Key, Value string
@@ -110,12 +107,10 @@ func (f FirstKeys) start(l *List, c Config) folding {
 	}}
 }
 
-// Cells counts the items per cell of a grid of Config.GridDegrees and
-// keeps the highest Value per cell, for the busiest MaxLabelValues cells,
-// labelled lat and lon with the cell's centre. Cells are aligned to
-// multiples of the size (at 5°, latitudes in [-30, -25) are the cell
-// -27.5); the North Pole joins the cell below it, and 180° is -180°.
-// Memory is bounded by the cells on Earth, whatever the number of items.
+// Cells counts the items and keeps the highest Value per cell of a grid of
+// Config.GridDegrees, for the busiest MaxLabelValues cells, labelled with
+// the cell's centre (at 5°, latitudes in [-30, -25) are -27.5). The North
+// Pole joins the cell below it, and 180° is -180°.
 type Cells struct {
 	Count, Max      *Metric
 	Lat, Lon, Value string
@@ -183,7 +178,7 @@ func (f Max) start(l *List, _ Config) folding {
 }
 
 // Mean is the mean of Field; absent when there are no items. A running
-// mean, as a sum of two values of 1e308 would overflow to +Inf.
+// mean: a sum of two values of 1e308 would overflow.
 type Mean struct {
 	Metric *Metric
 	Field  string

@@ -13,8 +13,7 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// Collection is one collection of an endpoint in progress: every page of
-// it is read into it, one value at a time; Result says what it gives.
+// Collection is one collection of an endpoint in progress, every page read into it.
 type Collection struct {
 	e      *Endpoint
 	c      Config
@@ -51,10 +50,8 @@ func (e *Endpoint) Start(c Config) *Collection {
 	return col
 }
 
-// Read reads one document (page counts from 1 on a paged endpoint, 0
-// otherwise) into the collection and returns its next_cursor. An error
-// means the body is not the document the spec describes: discard the
-// collection. Of a repeated key, the last counts.
+// Read reads one document (page from 1 if paged, else 0) and returns its
+// next_cursor. After an error, discard the collection.
 func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
 	return col.readWith(newScanner(r), page)
 }
@@ -114,10 +111,9 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 	return next, nil
 }
 
-// readField reads the document's member key: a field the endpoint reads,
-// an object it reads members of (field a.b is member b of object a), or
-// neither, skipped. A value that is not the object makes each member the
-// endpoint reads of it bad, for the same reason.
+// readField reads the document's member key: a field, an object of fields
+// (a.b), or neither, skipped. A non-object where fields a.* are due makes
+// each of them bad.
 func (col *Collection) readField(s *scanner, key string) error {
 	fields := col.e.Fields
 	if i := index(fields, key); i >= 0 {
@@ -153,10 +149,8 @@ func (col *Collection) readField(s *scanner, key string) error {
 	return nil
 }
 
-// readList reads the list one item at a time: each is judged field by
-// field, then folded, or left out and counted if a required field is bad.
-// A paged endpoint's list that is not an array fails the page; another is
-// a bad value.
+// readList judges and folds the items one at a time. A paged endpoint's
+// list that is not an array fails the page; another's is a bad value.
 func (col *Collection) readList(s *scanner, page int) error {
 	l := col.e.List
 	if c, err := s.peek(); err != nil || c != '[' {
@@ -239,8 +233,7 @@ func index[S string | []byte](fields []Field, name S) int {
 	return -1
 }
 
-// repeated reports whether the item's Unique value was seen earlier in the
-// walk, and remembers it. An item without a usable one still counts.
+// repeated reports whether item's usable Unique value was seen in the walk.
 func (col *Collection) repeated(item []fieldState) bool {
 	if col.unique < 0 || item[col.unique].bad != "" {
 		return false
@@ -258,9 +251,8 @@ func (col *Collection) repeated(item []fieldState) bool {
 // maxCursorBytes bounds a next_cursor: it goes back in a URL.
 const maxCursorBytes = 4096
 
-// readCursor reads next_cursor: null or "" (no more pages), a string
-// (passed back verbatim) or a number (as its literal text); the spec
-// leaves its format open.
+// readCursor reads next_cursor, whose format the spec leaves open: null or
+// "" ends the walk, a string or a number's literal is passed back.
 func readCursor(s *scanner) (string, error) {
 	raw, err := s.value()
 	switch {

@@ -15,8 +15,7 @@ type Sample struct {
 	Value  float64
 }
 
-// sample adds a series, its label values looked up in labels, the first
-// map holding a label winning.
+// sample adds a series, each label's value from the first of labels holding it.
 func (r *Result) sample(m *Metric, v float64, labels ...map[string]string) {
 	values := make([]string, len(m.Labels))
 	for i, name := range m.Labels {
@@ -37,8 +36,7 @@ func (r *Result) drop(m *Metric, n int) {
 	r.Dropped[m.Name] += n
 }
 
-// Invalid counts the values left out, by the spec's name of their field or
-// list, and describes the first of them.
+// Invalid counts the values left out by field or list, and describes the first.
 type Invalid struct {
 	Counts map[string]int
 	First  string // e.g. "events[3].lat: 91 is not a latitude (page 2)"
@@ -59,8 +57,7 @@ func (v *Invalid) add(field, detail string) {
 	}
 }
 
-// count counts one value left out under field, and reports whether it is
-// the first, which the caller then describes in First.
+// count counts a value left out and reports whether it is the first.
 func (v *Invalid) count(field string) (first bool) {
 	if v.Counts == nil {
 		v.Counts = map[string]int{}
@@ -89,14 +86,10 @@ func (col *Collection) Result() Result {
 	return r
 }
 
-// withoutKeys leaves out every series whose label value, a name from the
-// API's data, the door would change: a piece of a key, as it is or behind a
-// layer of escapes (HTML entities, percent-encoding, base64), or escapes
-// nested deeper. A label value is written to /metrics as it is, and a
-// dashboard would decode it. Each is counted as an invalid value of its
-// field, or of the list its fold reads. Only the series exported are
-// checked, so the cost is bounded by the label caps, not by what the API
-// sends.
+// withoutKeys leaves out, counted as invalid, each series whose label value
+// from the API the door would change (a key behind escapes, or escapes
+// nested deeper): /metrics writes it as it is, a dashboard decodes it. Only
+// exported series are checked, so the label caps bound the cost.
 func (col *Collection) withoutKeys(r *Result) {
 	if col.c.Keys == nil {
 		return
@@ -112,8 +105,7 @@ func (col *Collection) withoutKeys(r *Result) {
 	r.Samples = kept
 }
 
-// holdsKey is the field a label value of s from the API's data counts
-// under if it holds a piece of a key, or "".
+// holdsKey is the field s counts under if a label value holds a key, or "".
 func (col *Collection) holdsKey(s Sample) string {
 	for i, name := range s.Metric.Labels {
 		if _, fixed := col.e.Labels[name]; fixed || name == "endpoint" || col.c.Keys.Upstream(s.Labels[i]) == s.Labels[i] {

@@ -11,16 +11,14 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Value is a judged value: a number or a string, as its rule reads it (an
-// instant is its Unix seconds).
+// Value is a judged value (an instant is its Unix seconds).
 type Value struct {
 	Num float64
 	Str string
 	ID  uint64 // an identifier's fingerprint
 }
 
-// Rule judges the raw JSON of one value (already known to be valid JSON):
-// the value, or why it cannot be used (bad is then not empty).
+// Rule judges one value's raw JSON, already known valid: bad says why it is unusable.
 type Rule func(raw jsontext.Value, c *Config) (v Value, bad string)
 
 // Limits on the values that are kept: a longer one is refused unparsed.
@@ -31,13 +29,12 @@ const (
 	maxIDBytes        = 256 // a longer event id is not used to spot repeats
 )
 
-// MaxFutureSkew is how far ahead of the exporter's clock a timestamp may be:
-// an as_of a day ahead would keep every staleness alert quiet for a day. An
-// hour covers clock skew and an as_of that names the end of the window.
+// MaxFutureSkew is how far ahead of our clock a timestamp may be: an as_of a
+// day ahead would quiet staleness alerts for a day; an hour covers clock
+// skew and an as_of naming the end of its window.
 const MaxFutureSkew = time.Hour
 
-// Number is any JSON number a float64 holds: no unit or range is assumed
-// (delta_24h, escalation, an indicator's value).
+// Number is any JSON number a float64 holds, of no assumed unit or range.
 func Number(raw jsontext.Value, _ *Config) (Value, string) {
 	if raw.Kind() != '0' {
 		return Value{}, wrongKind(raw.Kind(), "a number")
@@ -63,17 +60,15 @@ func within(lo, hi float64, why string) Rule {
 	}
 }
 
-// ScoreRule is the spec's 0–100 scale of the composite and pillar scores;
-// Latitude and Longitude are positions on Earth.
+// ScoreRule is the spec's 0–100 score scale; Latitude and Longitude are on Earth.
 var (
 	ScoreRule = within(0, 100, "is outside the spec's 0–100 score scale")
 	Latitude  = within(-90, 90, "is not a latitude")
 	Longitude = within(-180, 180, "is not a longitude")
 )
 
-// Name is text that becomes a label value (a trend word, an indicator key,
-// a category): 1 to maxNameBytes bytes of UTF-8 (invalid bytes become
-// U+FFFD), never holding a piece of the API key: /metrics shows it as it is.
+// Name is text that becomes a label value: 1 to maxNameBytes bytes of UTF-8
+// (invalid bytes become U+FFFD), no piece of a key: /metrics shows it as it is.
 func Name(raw jsontext.Value, c *Config) (Value, string) {
 	b, bad := textBytes(raw, maxNameBytes)
 	if bad != "" {
@@ -110,8 +105,7 @@ func ID(raw jsontext.Value, _ *Config) (Value, string) {
 // idSeed is chosen once per process, so that no upstream can aim IDs at one hash.
 var idSeed = maphash.MakeSeed()
 
-// Timestamp is an instant (see ParseTimestamp) no more than MaxFutureSkew
-// ahead of the clock.
+// Timestamp is an instant (ParseTimestamp) at most MaxFutureSkew ahead.
 func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 	b, bad := textBytes(raw, maxTimestampBytes)
 	if bad != "" {
@@ -127,15 +121,14 @@ func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
 	}
 }
 
-// textBytes is a string's text: its bytes inside raw for the usual one,
-// without escapes and valid UTF-8.
+// textBytes is a string's text: for the usual one, its bytes inside raw.
 func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 	if raw.Kind() != '"' {
 		return nil, wrongKind(raw.Kind(), "a string")
 	}
 	b := []byte(raw[1 : len(raw)-1])
-	// Each byte of text takes one to six of JSON. The syntax was checked, so
-	// the one fault left is invalid UTF-8, which becomes U+FFFD.
+	// A byte of text is one to six of JSON; the syntax was checked, so the
+	// one fault left is invalid UTF-8 (U+FFFD).
 	if (bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b)) && len(b) <= 6*max {
 		b, _ = jsontext.AppendUnquote(nil, raw)
 	}
@@ -145,22 +138,18 @@ func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 	return b, ""
 }
 
-// timestampLayouts are tried in order. RFC3339Nano parses both with and
-// without fractional seconds; the others cover ISO 8601 forms that servers
-// commonly emit: an offset without a colon, and no zone at all (read as
-// UTC, because spec section 2 says timestamps are in UTC).
+// timestampLayouts: RFC 3339, then ISO 8601 forms servers emit: an offset
+// without a colon, and no zone (UTC, as spec section 2 says).
 var timestampLayouts = []string{
 	time.RFC3339Nano,
 	"2006-01-02T15:04:05.999999999Z0700",
 	"2006-01-02T15:04:05.999999999",
 }
 
-// ParseTimestamp parses an ISO 8601 / RFC 3339 timestamp of the API, with
-// what RFC 3339 allows beyond Go's layouts: a lowercase "t" or "z", a space
-// instead of "T" (its section 5.6 note), and a leap second (":60", taken
-// as the first second of the next minute, as Unix time has no leap
-// seconds). Years 0000 to 9999 are accepted as they are. The error does not
-// quote the input. The result is in UTC.
+// ParseTimestamp parses an API timestamp (years 0000 to 9999) into UTC,
+// with what RFC 3339 allows beyond Go's layouts: "t" or "z", a space for
+// "T" (its 5.6 note), and a leap second (":60", the next minute's first:
+// Unix time has none). The error does not quote the input.
 func ParseTimestamp(s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t.UTC(), nil // the usual form, on time.Parse's fast path

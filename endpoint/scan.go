@@ -11,19 +11,17 @@ import (
 )
 
 // scanner reads a JSON body once, through a window of at most 16 KiB,
-// checking every byte as encoding/json does (nesting up to 10,000 levels,
-// no control character in a string, invalid UTF-8 let through). The values
-// a description reads are handed over as raw tokens; the rest is skipped
-// where it lies: no number parsed, no string copied, nothing held. A token
-// kept is cut after maxToken bytes, still valid, and judged as the whole
-// would be: no value a rule accepts is that long.
+// checking it as encoding/json does (nesting up to 10,000 levels, invalid
+// UTF-8 let through). The values a description reads are handed over as
+// raw tokens, cut after maxToken bytes (no value a rule accepts is that
+// long); the rest is skipped where it lies.
 //
-// Our own because no library reads and bounds memory in one pass while
-// keeping encoding/json's verdicts: jsontext holds a token whole (67 MB for
-// a 16 MiB string), the fast ones hold the whole body or refuse bodies
-// encoding/json accepts. It costs 1.5× fewer instructions a page than
-// jsontext with a filter, 4.6× fewer to skip a 16 MiB string
-// (bench/RESULTS.md, "The scanner, against the libraries").
+// Our own because no library reads in one pass with bounded memory and
+// encoding/json's verdicts: jsontext holds a token whole (67 MB for a 16 MiB
+// string), the fast ones hold the whole body or refuse what encoding/json
+// accepts. 1.5× fewer instructions a page than jsontext with a filter, 4.6×
+// fewer to skip a 16 MiB string (bench/RESULTS.md, "The scanner, against
+// the libraries").
 type scanner struct {
 	r        io.Reader
 	buf      []byte // the window: buf[pos:end] is read and not yet scanned
@@ -44,14 +42,12 @@ const (
 	windowBytes   = 16 << 10
 )
 
-// newScanner starts with a small window, which grows to windowBytes as the
-// body fills it: most documents are a few hundred bytes.
+// newScanner starts with a small window: most documents are a few hundred bytes.
 func newScanner(r io.Reader) *scanner {
 	return &scanner{r: r, buf: make([]byte, 512), window: windowBytes, maxToken: maxTokenBytes}
 }
 
-// fill reads the next part of the body into the window, dropping what was
-// in it; false at the end of the body or on a read error (s.err).
+// fill refills the window; false at the end of the body or on an error (s.err).
 func (s *scanner) fill() bool {
 	if s.end == len(s.buf) && len(s.buf) < s.window {
 		s.buf = make([]byte, min(4*len(s.buf), s.window))
@@ -67,8 +63,7 @@ func (s *scanner) fill() bool {
 	return false
 }
 
-// cut is the error of a body that ends inside a value, or whose reading
-// failed.
+// cut is the error of a body that ends inside a value, or whose reading failed.
 func (s *scanner) cut() error {
 	err := s.err
 	if err == nil || errors.Is(err, io.EOF) {
@@ -81,8 +76,7 @@ func syntax(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", client.ErrNotJSON, fmt.Sprintf(format, a...))
 }
 
-// peek returns the next byte that is not whitespace, without consuming it:
-// 0 at the end of the body.
+// peek returns the next byte but whitespace, unconsumed; 0 at the end.
 func (s *scanner) peek() (byte, error) {
 	for {
 		for ; s.pos < s.end; s.pos++ {
@@ -113,8 +107,7 @@ func (s *scanner) enter() error {
 }
 
 // more reports whether the container entered has another member (first:
-// none was read yet): it consumes the comma before one, or the closing
-// byte after the last.
+// none read yet), consuming the comma before it or the closing byte.
 func (s *scanner) more(closing byte, first bool) (bool, error) {
 	c, err := s.peek()
 	switch {
@@ -133,9 +126,8 @@ func (s *scanner) more(closing byte, first bool) (bool, error) {
 	return true, nil
 }
 
-// each calls fn for each member of the object or item of the array whose
-// opening byte is next (i counts them, name is a member's): fn reads its
-// value.
+// each calls fn, which reads the value, for each member or item of the
+// container whose opening byte is next.
 func (s *scanner) each(fn func(i int, name []byte) error) error {
 	closing := s.buf[s.pos] + 2 // '}' and ']' are two after '{' and '['
 	if err := s.enter(); err != nil {
@@ -184,8 +176,7 @@ func (s *scanner) member() ([]byte, error) {
 	return s.text(s.name), err
 }
 
-// text is the text of the string token str just read: its bytes inside
-// the quotes unless str met an escape.
+// text is the text of the string token str just read.
 func (s *scanner) text(raw []byte) []byte {
 	if !s.escaped {
 		return raw[1 : len(raw)-1]
@@ -193,8 +184,7 @@ func (s *scanner) text(raw []byte) []byte {
 	return unescape(raw)
 }
 
-// unescape is a copy of a string token's text with its escapes undone
-// (invalid UTF-8 becomes U+FFFD).
+// unescape copies a string token's text, escapes undone, invalid UTF-8 as U+FFFD.
 func unescape(raw []byte) []byte {
 	b, _ := jsontext.AppendUnquote(nil, raw)
 	return b
@@ -203,9 +193,8 @@ func unescape(raw []byte) []byte {
 // literals are handed over as themselves, by their first byte.
 var literals = [256]jsontext.Value{'t': jsontext.Value("true"), 'f': jsontext.Value("false"), 'n': jsontext.Value("null")}
 
-// value reads the next value: a string's or a number's raw token, valid
-// until the next call; a literal as itself; an object or an array skipped,
-// as `{}` or `[]` (a rule wants only its kind).
+// value reads the next value's raw token, valid until the next call; a
+// container is skipped and given as `{}` or `[]` (a rule wants its kind).
 func (s *scanner) value() (jsontext.Value, error) {
 	c, err := s.peek()
 	switch {
@@ -228,8 +217,7 @@ func (s *scanner) scalar(c byte, keep bool) (jsontext.Value, error) {
 	return s.number(keep)
 }
 
-// skip skips the next value, checking it, holding only the closing byte of
-// each container it is inside.
+// skip checks the next value, holding only the closing bytes of its containers.
 func (s *scanner) skip() error {
 	base := len(s.stack)
 	for {

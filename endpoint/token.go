@@ -11,8 +11,7 @@ import (
 // The scanner's tokens: strings and numbers, read where they lie in the
 // window, or gathered into s.tok when they cross a refill or are cut.
 
-// plain marks the bytes a string holds as they are: not a quote, a
-// backslash or a control character.
+// plain marks the bytes a string holds as they are.
 var plain = func() (t [256]bool) {
 	for c := 0x20; c < 256; c++ {
 		t[c] = c != '"' && c != '\\'
@@ -29,7 +28,7 @@ func plain8(x uint64) bool {
 }
 
 // str scans the string at s.pos; with keep, it returns its raw token, cut
-// after s.maxToken bytes (keep is then off).
+// after s.maxToken bytes.
 func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	s.tok, s.escaped = s.tok[:0], false
 	start, n := s.pos, 1 // the first byte of the token not yet in s.tok; bytes of it scanned
@@ -92,8 +91,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	}
 }
 
-// escape consumes the escape at s.pos, adding it to s.tok with keep, and
-// returns its size.
+// escape consumes the escape at s.pos (to s.tok with keep) and returns its size.
 func (s *scanner) escape(keep bool) (int, error) {
 	size := 2
 	for i := 0; i < size; i++ {
@@ -117,8 +115,7 @@ func (s *scanner) escape(keep bool) (int, error) {
 	return size, nil
 }
 
-// number scans the number at s.pos; with keep, it returns its raw token,
-// cut after s.maxToken bytes.
+// number scans the number at s.pos; with keep, it returns its raw token, cut.
 func (s *scanner) number(keep bool) (jsontext.Value, error) {
 	s.tok = s.tok[:0]
 	start, state := s.pos, numStart
@@ -166,8 +163,7 @@ func (s *scanner) number(keep bool) (jsontext.Value, error) {
 	}
 }
 
-// numState is where a number's grammar stands; numGrammar moves it by the
-// class of the next byte.
+// numState is where a number's grammar stands, moved by numGrammar.
 type numState uint8
 
 const (

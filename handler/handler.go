@@ -1,7 +1,6 @@
-// Package handler serves /metrics: per request, the scrape's deadline from
-// Prometheus' timeout header, a bound on concurrent scrapes, the scrape's
-// share of a collection gathered with the long-lived metrics, and
-// promhttp's encoding and compression. It knows nothing of the API.
+// Package handler serves /metrics: the scrape's deadline from Prometheus'
+// timeout header, a bound on concurrent scrapes, and the scrape's share of
+// a collection with the long-lived metrics. It knows nothing of the API.
 package handler
 
 import (
@@ -24,23 +23,16 @@ import (
 // Options configures the /metrics handler.
 type Options struct {
 	Collections *collector.Collections
-	// Gatherer holds the long-lived metrics; nil serves the scrape's series
-	// only (a probe of one target).
-	Gatherer prometheus.Gatherer
-	Logger   log.Logger
-	// DefaultTimeout bounds a scrape without a timeout header
-	// (--api.timeout); TimeoutOffset is subtracted from the header's value,
-	// leaving time to encode and send the answer (--web.timeout-offset).
+	Gatherer    prometheus.Gatherer // the long-lived metrics; nil for a probe of one target
+	Logger      log.Logger
+	InFlight    chan struct{}      // if set, its capacity bounds the scrapes of every handler sharing it
+	Scrapes     prometheus.Counter // if set, counts the scrapes served
+	// DefaultTimeout bounds a scrape without a timeout header; TimeoutOffset
+	// leaves time to encode and send the answer.
 	DefaultTimeout, TimeoutOffset time.Duration
-	// InFlight, if set, bounds concurrent scrapes (--web.max-requests) by
-	// its capacity, shared by the handlers of one target.
-	InFlight chan struct{}
-	// Scrapes, if set, counts the scrapes served.
-	Scrapes prometheus.Counter
 }
 
-// NewScrapesCounter returns global_stability_exporter_scrapes_total, to
-// register on the long-lived registry; Options.Scrapes is one target's.
+// NewScrapesCounter returns global_stability_exporter_scrapes_total.
 func NewScrapesCounter(labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "global_stability_exporter_scrapes_total",
@@ -48,12 +40,9 @@ func NewScrapesCounter(labels ...string) *prometheus.CounterVec {
 	}, labels)
 }
 
-// New returns the /metrics handler. Upstream failures never change the
-// HTTP status.
-//
-// promhttp's own MaxRequestsInFlight cannot bound scrapes here: the
-// promhttp handler is made per request, to bind its gatherer to that
-// request's deadline, so the bound is this handler's.
+// New returns the /metrics handler; upstream failures never change the
+// status. It bounds scrapes itself: promhttp's handler is made per request,
+// bound to its deadline, so its MaxRequestsInFlight cannot.
 func New(o Options) http.Handler {
 	opts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, ErrorLog: promhttpLogger{level.Error(o.Logger)}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -77,8 +66,7 @@ func New(o Options) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), ScrapeTimeout(r.Header, o.DefaultTimeout, o.TimeoutOffset))
 		defer cancel()
-		// The scrape first: its collection moves the long-lived request
-		// counters, which then include it.
+		// The scrape first: the long-lived request counters then include it.
 		gatherer := prometheus.Gatherers{prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return o.Collections.Gather(ctx) })}
 		if o.Gatherer != nil {
 			gatherer = append(gatherer, o.Gatherer)
@@ -87,11 +75,9 @@ func New(o Options) http.Handler {
 	})
 }
 
-// ScrapeTimeout is how long a scrape may wait for the API: Prometheus'
-// X-Prometheus-Scrape-Timeout-Seconds minus offset, as blackbox_exporter
-// does, or def when the header is not a number of seconds above 0 and at
-// most a day. An offset that would leave nothing is ignored rather than
-// failing every scrape at once.
+// ScrapeTimeout is X-Prometheus-Scrape-Timeout-Seconds (over 0, at most a
+// day; else def) minus offset, as blackbox_exporter does. An offset that
+// would leave nothing is ignored rather than fail every scrape at once.
 func ScrapeTimeout(h http.Header, def, offset time.Duration) time.Duration {
 	secs, err := strconv.ParseFloat(h.Get("X-Prometheus-Scrape-Timeout-Seconds"), 64)
 	// Written so that NaN fails too: it compares false with everything.

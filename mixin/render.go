@@ -1,7 +1,6 @@
 // Package mixin is the monitoring mixin: the jsonnet in this directory,
-// rendered into the repository's dashboards and rules by `make mixin`.
-// Render gives the tests of this and other packages the same files
-// in-process, so that they can render them with other configs too.
+// rendered into the dashboards and rules by `make mixin`, and by Render
+// in-process for tests, with other configs too.
 package mixin
 
 import (
@@ -12,11 +11,9 @@ import (
 	"github.com/google/go-jsonnet"
 )
 
-// Render evaluates render.jsonnet with config (jsonnet code for an object
-// whose fields override config.libsonnet's, "{}" for none) as `make mixin`
-// does, and returns each file's content by its path from the repository's
-// root. Only tests call it: the sources are read beside this file, in the
-// source tree.
+// Render evaluates render.jsonnet as `make mixin` does, with config (an
+// object overriding config.libsonnet's fields, "{}" for none), and returns
+// each file by its path from the repository's root. It reads the source tree.
 func Render(config string) (map[string]string, error) {
 	_, here, _, _ := runtime.Caller(0)
 	vm := jsonnet.MakeVM()

@@ -5,8 +5,7 @@
 //	go run ./cmd/global-stability-simulator --listen-address=127.0.0.1:10111 --key=demo-key-0123456789
 //	curl -H 'Authorization: Bearer demo-key-0123456789' http://127.0.0.1:10111/v1/global-stability
 //
-// With --key repeated, it serves one account per key, each with a world of
-// its own (seeds --seed, --seed+1, ...): try a targets' file against it.
+// Each --key is an account with a world of its own (seeds --seed, --seed+1, ...).
 package main
 
 import (
@@ -48,8 +47,7 @@ func main() {
 		account.Key, account.Seed = key, cfg.Seed+uint64(i)
 		sims = append(sims, simulator.New(account))
 	}
-	// Bound first, so that the line saying where it serves is true; it runs
-	// until SIGINT or SIGTERM, then lets requests in flight finish.
+	// Bound first, so that the line saying where it serves is true.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", *listen)

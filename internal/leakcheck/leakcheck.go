@@ -1,9 +1,6 @@
-// Package leakcheck finds pieces of an API key in text, for tests. It is
-// the tests' own, independent account of "the key, whole or in part, in
-// any form an upstream commonly writes it back": raw in any ASCII case,
-// JSON-escaped (`\/` too), percent-encoded, Go-quoted, and base64 in both
-// alphabets at any alignment. It shares no code with package redact, which
-// it is there to check.
+// Package leakcheck finds pieces of an API key in text, for tests: an
+// account of the forms an upstream writes a key back in, sharing no code
+// with package redact, which it is there to check.
 package leakcheck
 
 import (
@@ -21,9 +18,8 @@ func Forms(key string) []string {
 	jsonEscaped := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "<", `\u003c`, ">", `\u003e`, "&", `\u0026`).Replace(key)
 	out := []string{key, jsonEscaped, strings.ReplaceAll(jsonEscaped, "/", `\/`),
 		url.QueryEscape(key), url.PathEscape(key), strings.Trim(fmt.Sprintf("%q", key), `"`)}
-	// Base64 of the key after a prefix (of each length mod 3), in both
-	// alphabets: the characters whose six bits all come from the key's
-	// bytes, what the encoding says of the key alone wherever it sits.
+	// Base64 after a prefix of each length mod 3, in both alphabets: the
+	// characters whose six bits all come from the key.
 	for _, prefix := range []string{"", "x", "xy", "Bearer "} {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding} {
 			var run []byte

@@ -1,8 +1,6 @@
-// Package pipenet serves an http.Handler over in-memory connections
-// (net.Pipe), for tests: a real http.Server and a real http.Transport talk
-// HTTP/1.1 to each other, but nothing touches the network, so the whole
-// exchange can run inside a testing/synctest bubble, where time is fake
-// and a test of a TTL, a back-off or a deadline takes no wall time.
+// Package pipenet serves an http.Handler over net.Pipe, for tests: a real
+// server and transport, but no network, so the exchange runs inside a
+// testing/synctest bubble, where a TTL or a deadline takes no wall time.
 package pipenet
 
 import (
@@ -43,8 +41,7 @@ func Serve(h http.Handler) *Network {
 	return n
 }
 
-// Client returns an HTTP client whose every request, to any URL, reaches
-// the handler.
+// Client returns an HTTP client whose every request reaches the handler.
 func (n *Network) Client() *http.Client { return &http.Client{Transport: n.transport} }
 
 // Close stops the server and closes every connection.

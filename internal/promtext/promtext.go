@@ -1,7 +1,6 @@
 // Package promtext reads Prometheus text exposition into samples, for
-// tests that must check a value rather than search the text: a HELP line
-// holds a metric's name and often the very words a test looks for, so a
-// substring check can pass on an exposition that lacks the sample.
+// tests: a HELP line holds a metric's name and often the words a test looks
+// for, so a substring check can pass without the sample.
 package promtext
 
 import (
@@ -13,13 +12,11 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Samples maps a series, written as Key writes it, to its value. Counters,
-// gauges and untyped samples are read; a histogram or summary series maps
-// to its sample count.
+// Samples maps a series, as Key writes it, to its value; a histogram's or
+// summary's is its sample count.
 type Samples map[string]float64
 
-// Parse reads text exposition. Text that does not parse is an error: the
-// exporter must never serve it.
+// Parse reads text exposition; text that does not parse is an error.
 func Parse(text string) (Samples, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
@@ -41,8 +38,7 @@ func Parse(text string) (Samples, error) {
 	return out, nil
 }
 
-// Key writes a series as name{a="1",b="2"}, labels sorted by name, or the
-// bare name when it has none. pairs alternates label names and values.
+// Key writes a series as name{a="1",b="2"}, labels sorted; pairs alternates names and values.
 func Key(name string, pairs ...string) string {
 	parts := make([]string, 0, len(pairs)/2)
 	for i := 0; i < len(pairs); i += 2 {

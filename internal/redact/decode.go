@@ -9,14 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// escapeKinds are the first bytes of the escapes Upstream undoes: JSON's,
-// an HTML reference's, percent-encoding's.
+// escapeKinds start the escapes Upstream undoes: JSON's, HTML's, percent-encoding's.
 const escapeKinds = `\&%`
 
-// unescape undoes Upstream's one layer, every escape of b once whose first
-// byte is one of kinds, each kind beside the others (a key written a
-// character at a time, each escaped another way, is one layer too), and
-// reports whether there was any (b if not).
+// unescape undoes each escape of b of kinds once, all kinds side by side (a
+// key escaped a character at a time, each another way, is one layer too).
 func unescape(b []byte, kinds string) ([]byte, bool) {
 	if !bytes.ContainsAny(b, kinds) {
 		return b, false
@@ -38,12 +35,9 @@ func unescape(b []byte, kinds string) ([]byte, bool) {
 
 func hasEscape(b []byte) bool { _, found := unescape(b, escapeKinds); return found }
 
-// partialReadings calls f with each reading of b that undoes some of the
-// kinds of escape it holds but not all: undoing every kind at once can
-// turn the byte beside a piece of a key into another, where a reader that
-// undoes one kind only sees the piece whole ("\u002F7B6A%0C": JSON's reader
-// sees "/7B6A%0C", every kind at once "/7B6A\f"). It stops at the first
-// reading f holds.
+// partialReadings reports whether f holds for a reading of b undoing some
+// kinds of escape but not all: every kind at once can change the byte beside
+// a piece of a key ("\u002F7B6A%0C": JSON's reader sees "/7B6A%0C", all "/7B6A\f").
 func partialReadings(b []byte, f func([]byte) bool) bool {
 	var present []byte
 	for _, k := range []byte(escapeKinds) {
@@ -65,9 +59,7 @@ func partialReadings(b []byte, f func([]byte) bool) bool {
 	return false
 }
 
-// unescapeAt appends what the escape at b[i] (%HH, an HTML reference, or
-// JSON's or JavaScript's) stands for, if one starts there, else b[i]; and
-// where what it read ends.
+// unescapeAt appends what the escape at b[i] stands for, or b[i], and where it ends.
 func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 	switch {
 	case b[i] == '%':
@@ -90,9 +82,8 @@ func unescapeAt(dst, b []byte, i int) ([]byte, int, bool) {
 		}
 	case b[i] != '\\' || i+1 == len(b):
 	case b[i+1] == 'u' && i+2 < len(b) && b[i+2] == '{', b[i+1] == 'x' && i+3 < len(b) && isHex(b[i+2]) && isHex(b[i+3]):
-		// ECMAScript's \u{X} and the \xHH of C, Python and JavaScript
-		// (UTF-8 bytes, or Latin-1), which no JSON holds: left as they
-		// are, so that the text is withheld as nested, never read wrong.
+		// \u{X} and \xHH, which no JSON holds: left, so that the text is
+		// withheld as nested, never read wrong.
 		return append(dst, b[i:i+2]...), i + 2, true
 	case b[i+1] == 'u': // \uXXXX, a surrogate pair as one character
 		r, ok := hexAt(b, i+2, 4)
@@ -149,9 +140,8 @@ func inBase64(b []byte, f func(decoded []byte) bool) bool {
 
 var toStandard = strings.NewReplacer("-", "+", "_", "/")
 
-// nested reports whether decoded base64 holds text of MinPiece bytes or
-// more escaped once more. A key is text; a hash, a trace ID or a wrong
-// alignment mostly decodes to none.
+// nested reports whether decoded base64 holds text of MinPiece bytes escaped
+// again: a key is text; a hash or a wrong alignment mostly decodes to none.
 func nested(decoded []byte) bool {
 	for text := range bytes.FieldsFuncSeq(decoded, func(r rune) bool {
 		return r == utf8.RuneError || r < 0x20 && !strings.ContainsRune("\t\n\r", r) || r == 0x7f

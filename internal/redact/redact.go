@@ -1,9 +1,7 @@
 // Package redact keeps API keys out of everything the exporter writes. One
-// Redactor holds every key of the process, from the moment its target is
-// built until its last probe has ended. Plain reads our own text (log
-// values) for a key's forms, undoing nothing; Upstream, the one door for
-// text from the API (error excerpts, quoted headers, label values), undoes
-// one layer of escapes too and withholds any text they nest deeper in.
+// Redactor holds every key of the process. Plain reads our own text for a
+// key's forms; Upstream, the one door for text from the API, also undoes one
+// layer of escapes and withholds any text they nest deeper in.
 package redact
 
 import (
@@ -19,26 +17,22 @@ import (
 // Mark stands in for a key, or a piece of one, in any text.
 const Mark = "<redacted>"
 
-// MinPiece is the shortest run of a key's bytes removed wherever it
-// appears: shorter runs match ordinary text too often and say too little of
-// a key to matter. A form of a key shorter than this is removed whole.
+// MinPiece is the shortest run of a key's bytes removed wherever it appears
+// (a shorter form, whole): shorter runs match ordinary text too often.
 const MinPiece = 8
 
-// MinKeyLength is the shortest key to accept: twice MinPiece, so that what
-// a cut excerpt can still show of a key (under MinPiece bytes at each end)
-// is less than half of it, and its pieces are runs no ordinary word holds
-// by chance (a one-letter key would be a piece of every word holding it).
+// MinKeyLength is twice MinPiece: what a cut excerpt can still show of a key
+// (under MinPiece bytes at each end) is under half of it, and no ordinary
+// word holds its pieces by chance.
 const MinKeyLength = 2 * MinPiece
 
-// MaxKeys bounds the keys a Ring keeps: a key file rotated hourly keeps its
-// last 64 keys covered, more than two days of them.
+// MaxKeys bounds a Ring: a key file rotated hourly keeps two days covered.
 const MaxKeys = 64
 
 // Withheld is what Upstream gives instead of a text of n bytes.
 func Withheld(n int) string { return "<withheld: " + strconv.Itoa(n) + " bytes>" }
 
-// Redactor holds every key of the process. Safe for concurrent use; a nil
-// *Redactor holds none and leaves every text as it is.
+// Redactor holds every key of the process; safe for concurrent use, and nil holds none.
 type Redactor struct {
 	mu     sync.RWMutex
 	pieces map[uint64]int32 // how often each MinPiece-byte window of a form of a key held, folded, occurs
@@ -49,8 +43,7 @@ type Redactor struct {
 // New returns a Redactor holding no key.
 func New() *Redactor { return &Redactor{pieces: map[uint64]int32{}, short: map[string]int32{}} }
 
-// Ring is one target's keys in a Redactor: its last MaxKeys distinct keys,
-// so that a rotated key file leaves the earlier ones covered.
+// Ring is one target's last MaxKeys keys: a rotated key file leaves the earlier covered.
 type Ring struct {
 	*Redactor          // holding the ring's keys, with every other ring's
 	keys      []string // newest first; guarded by mu
@@ -60,8 +53,7 @@ type Ring struct {
 // NewRing returns a ring whose keys r holds until Drop.
 func (r *Redactor) NewRing() *Ring { return &Ring{Redactor: r} }
 
-// Remember makes key the ring's newest: cheap if it is, so call it for
-// every request.
+// Remember makes key the ring's newest; cheap if it is, so call it per request.
 func (g *Ring) Remember(key string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -113,9 +105,8 @@ func hash(w uint64) uint64 { return w * 0x9E3779B97F4A7C15 >> 50 }
 // Plain returns our own text s with each piece of a key held as Mark.
 func (r *Redactor) Plain(s string) string { return r.redact(s, false) }
 
-// Upstream is the door for text from the API: s with each piece of a key
-// held as Mark, or Withheld(len(s)) if its escapes undone once show a key,
-// or escapes still (nested deeper), or what that one layer cannot read.
+// Upstream is the door for text from the API: Plain, or Withheld(len(s)) if
+// s undone once shows a key, escapes nested deeper, or what it cannot read.
 func (r *Redactor) Upstream(s string) string { return r.redact(s, true) }
 
 func (r *Redactor) redact(s string, upstream bool) string {
@@ -175,11 +166,9 @@ func find[T string | []byte](r *Redactor, s T) (marked string, found bool) {
 	return b.String(), hit != nil
 }
 
-// forms are the ways a key is written: as our code may print it (as it is,
-// Go-quoted, JSON-escaped); as servers echo it, for a Mark that keeps the
-// rest readable (JSON's `\/`, percent-encoded); its UTF-8 bytes read as
-// Latin-1 (as a Python WSGI server hands a header on, for JSON to escape as
-// \u00XX); and base64 of either, at the three alignments it can have.
+// forms are the ways a key is written: as our code prints it, as servers
+// echo it (JSON's `\/`, percent-encoded), its UTF-8 read as Latin-1 (a Python
+// WSGI server's headers, for JSON to escape as \u00XX), and base64 of either.
 func forms(key string) []string {
 	j, _ := json.Marshal(key)
 	latin1 := make([]rune, len(key))
