@@ -9,11 +9,10 @@ import (
 	"testing"
 )
 
-// The project's size budgets: a reviewer reads size as risk. The
-// production lines are a ratchet toward 6,000: lower it as the code
-// shrinks, never raise it.
+// The project's size budgets: a reviewer reads size as risk. Lower the
+// production lines as the code shrinks; never raise them.
 const (
-	maxProductionLines = 6290    // non-test Go outside bench/ and simulator/
+	maxProductionLines = 6000    // non-test Go outside bench/ and simulator/
 	maxFileLines       = 400     // any Go file but a test
 	maxTrackedBytes    = 1 << 20 // any tracked file: every clone pays for it
 )
