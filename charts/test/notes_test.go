@@ -93,21 +93,14 @@ func TestNotesWithoutTheOperator(t *testing.T) {
 
 	// The exporter and its API, with the release's targets' file.
 	dir := t.TempDir()
-	exporter, simulator := filepath.Join(dir, "exporter"), filepath.Join(dir, "simulator")
-	for out, pkg := range map[string]string{exporter: ".", simulator: "./cmd/global-stability-simulator"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = filepath.Join("..", "..")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
-	}
-	start(t, simulator, nil, "--listen-address="+simAddr, "--key=prod-key-value", "--key=staging-key-value")
+	keys := map[string]string{"targets/prod/api-key": "prod-key-0123456789", "targets/staging/token": "staging-key-0123456789"}
+	startSimulatorAt(t, simAddr, keys["targets/prod/api-key"], keys["targets/staging/token"])
 	m, err := helmTemplateWith(t, nil, "gse", "monitoring", values)
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := filepath.Join(dir, "etc")
-	for path, key := range map[string]string{"targets/prod/api-key": "prod-key-value", "targets/staging/token": "staging-key-value"} {
+	for path, key := range keys {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, path)), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +114,7 @@ func TestNotesWithoutTheOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	exporterAddr := freeAddr(t)
-	start(t, exporter, nil, "--config.file="+targetsFile, "--web.listen-address="+exporterAddr)
+	start(t, binary(t, "exporter"), nil, exporterAddr, "--config.file="+targetsFile, "--web.listen-address="+exporterAddr)
 
 	// Prometheus with what NOTES print: the jobs, the rules rendered.
 	jobs, command, config := printedScrape(t, strings.ReplaceAll(text, service, exporterAddr))
@@ -153,7 +146,7 @@ func TestNotesWithoutTheOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	promAddr := freeAddr(t)
-	log := start(t, prometheus, nil, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	log := start(t, prometheus, nil, promAddr, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
 	base := "http://" + promAddr
 
