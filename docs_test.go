@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/targets"
@@ -24,6 +25,7 @@ var update = flag.Bool("update", false, "rewrite the generated blocks of the doc
 var generated = map[string]map[string]func() string{
 	"docs/configuration.md": {"settings": settingsTable},
 	"docs/metrics.md":       {"endpoint labels": endpointLabels, "data metrics": dataMetricsTable},
+	"docs/api.md":           {"label values": labelValuesTable, "scores": scoreFields},
 }
 
 // TestDocsGenerated keeps the parts of the docs that follow from the
@@ -122,6 +124,90 @@ func dataMetricsTable() string {
 		}
 	}
 	return b.String()
+}
+
+// path is an endpoint's path as the docs write it: its parameter, a
+// drilldown's pillar, as {pillar}.
+func path(e *endpoint.Endpoint) string {
+	p := "/v1/" + e.Label
+	for k, v := range e.Labels {
+		p = strings.Replace(p, "/"+v, "/{"+k+"}", 1)
+	}
+	return "`" + p + "`"
+}
+
+// labelValuesTable lists the labels whose values come from the API's data:
+// a document's field exported as a label, and the labels of a list's
+// capped folds, with what the cap keeps.
+func labelValuesTable() string {
+	var rows []string
+	row := func(labels, series, from, kept string) {
+		if r := fmt.Sprintf("| %s | %s | %s | %s |\n", labels, series, from, kept); !slices.Contains(rows, r) {
+			rows = append(rows, r)
+		}
+	}
+	code := func(names ...string) string { return "`" + strings.Join(names, "`, `") + "`" }
+	for _, e := range endpoint.All() {
+		for _, f := range e.Fields {
+			if f.AsLabel != "" {
+				row(code(f.AsLabel), code(f.Metric.Name), fmt.Sprintf("`%s` of %s", f.Name, path(e)), "not capped: one value")
+			}
+		}
+		if e.List == nil {
+			continue
+		}
+		item := func(fields ...string) string {
+			return fmt.Sprintf("`%s` of each of `%s` of %s", strings.Join(fields, "` and `"), e.List.Name, path(e))
+		}
+		for _, fold := range e.List.Folds {
+			switch f := fold.(type) {
+			case endpoint.CountBy:
+				row(code(f.Metric.Labels[0]), code(f.Metric.Name), item(f.Field), "the busiest names (counted by name, below)")
+			case endpoint.FirstKeys:
+				row(code(f.Metric.Labels[len(f.Metric.Labels)-1]), code(f.Metric.Name), item(f.Key), "the first keys in the API's order")
+			case endpoint.Cells:
+				row(code("lat", "lon"), code(f.Count.Name, f.Max.Name), "the centre of the grid cell of "+item(f.Lat, f.Lon), "the busiest cells")
+			}
+		}
+	}
+	for _, e := range endpoint.All() {
+		for _, m := range e.Metrics() {
+			if m.Capped && !slices.ContainsFunc(rows, func(r string) bool { return strings.Contains(r, "`"+m.Name+"`") }) {
+				panic("labelValuesTable does not know the fold of " + m.Name + ": teach it")
+			}
+		}
+	}
+	return "| label | series | taken from | kept by --collector.max-label-values, per endpoint |\n|---|---|---|---|\n" + strings.Join(rows, "")
+}
+
+// scoreFields lists the values judged on the spec's 0–100 scale: those
+// whose rule takes 0 and 100 and refuses just outside them.
+func scoreFields() string {
+	onScale := func(f endpoint.Field) bool {
+		_, bad0 := f.Rule(jsontext.Value("0"), &endpoint.Config{})
+		_, bad100 := f.Rule(jsontext.Value("100"), &endpoint.Config{})
+		_, badBelow := f.Rule(jsontext.Value("-0.5"), &endpoint.Config{})
+		_, badAbove := f.Rule(jsontext.Value("100.5"), &endpoint.Config{})
+		return bad0 == "" && bad100 == "" && badBelow != "" && badAbove != ""
+	}
+	var out []string
+	for _, e := range endpoint.All() {
+		for _, f := range e.Fields {
+			if object, _, member := strings.Cut(f.Name, "."); member && onScale(f) {
+				out = append(out, fmt.Sprintf("each member of `%s` of %s", object, path(e)))
+			} else if onScale(f) {
+				out = append(out, fmt.Sprintf("`%s` of %s", f.Name, path(e)))
+			}
+		}
+		if e.List != nil {
+			for _, f := range e.List.Item {
+				if onScale(f) {
+					out = append(out, fmt.Sprintf("`%s` of each of `%s` of %s", f.Name, e.List.Name, path(e)))
+				}
+			}
+		}
+	}
+	return "- " + strings.Join(slices.Compact(out), "\n- ") + "\n"
 }
 
 // flagsDoc holds the flags table and the generated collectors table.

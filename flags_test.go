@@ -4,6 +4,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -111,6 +112,32 @@ func endpointsUnder(l client.Limit) []string {
 	return out
 }
 
+// limitsSim serves the body limits' cases: the clock stopped, so that
+// it answers each endpoint with the bytes belowEveryBody measured.
+var limitsSim = simulator.Config{Events: 120, PageSize: 50, Briefings: 10, Now: func() time.Time { return limitsNow }}
+
+var limitsNow = time.Now()
+
+// belowEveryBody is a body limit one byte under the smallest first answer
+// cfg's simulator gives any endpoint: every endpoint under that limit
+// fails, and so would every other one if the limit reached it.
+func belowEveryBody(cfg simulator.Config) string {
+	cfg.Key = secretKey
+	sim := simulator.New(cfg)
+	smallest := math.MaxInt
+	for _, e := range endpoint.All() {
+		req := httptest.NewRequest(http.MethodGet, "/v1/"+e.Label, nil)
+		req.Header.Set("Authorization", "Bearer "+secretKey)
+		rec := httptest.NewRecorder()
+		sim.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			panic(fmt.Sprintf("the simulator answers %s with %d", e.Label, rec.Code))
+		}
+		smallest = min(smallest, rec.Body.Len())
+	}
+	return strconv.Itoa(smallest-1) + "B"
+}
+
 func wantSuccess(t *testing.T, s promtext.Samples, want float64, endpoints ...string) {
 	t.Helper()
 	for _, e := range endpoints {
@@ -181,9 +208,9 @@ var flagCases = []flagCase{
 		},
 	},
 	{
-		name:  "api.max-response-bytes limits the pages of conflict and briefings, nothing else",
-		flags: []string{"--api.max-response-bytes=1KiB"}, env: []string{"GLOBAL_STABILITY_API_MAX_RESPONSE_BYTES=1KiB"},
-		sim: simulator.Config{Events: 120, PageSize: 50, Briefings: 10},
+		name:  "api.max-response-bytes limits every page, no document",
+		flags: []string{"--api.max-response-bytes=" + belowEveryBody(limitsSim)}, env: []string{"GLOBAL_STABILITY_API_MAX_RESPONSE_BYTES=" + belowEveryBody(limitsSim)},
+		sim: limitsSim,
 		observe: func(t *testing.T, r *flagRun) {
 			s := r.metrics(t)
 			wantSuccess(t, s, 0, pageEndpoints...)
@@ -191,8 +218,9 @@ var flagCases = []flagCase{
 		},
 	},
 	{
-		name:  "api.max-document-bytes limits the overview, drilldowns and summary, nothing else",
-		flags: []string{"--api.max-document-bytes=100B"}, env: []string{"GLOBAL_STABILITY_API_MAX_DOCUMENT_BYTES=100B"},
+		name:  "api.max-document-bytes limits every document, no page",
+		flags: []string{"--api.max-document-bytes=" + belowEveryBody(limitsSim)}, env: []string{"GLOBAL_STABILITY_API_MAX_DOCUMENT_BYTES=" + belowEveryBody(limitsSim)},
+		sim: limitsSim,
 		observe: func(t *testing.T, r *flagRun) {
 			s := r.metrics(t)
 			wantSuccess(t, s, 0, documentEndpoints...)

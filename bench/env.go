@@ -5,16 +5,23 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
 // The processes under test: the simulator, the exporter or the floor,
@@ -237,4 +244,35 @@ func memTotal() string {
 		return "unknown memory"
 	}
 	return fmt.Sprintf("%.0f GiB memory", float64(kb)/(1<<30))
+}
+
+// collectionRequests is how many requests one collection of every endpoint
+// of the descriptions (but those of the groups skipped) takes against a
+// simulator started as start starts it: one per page, the pages counted by
+// walking an in-process simulator of the same configuration.
+func collectionRequests(events, pageSize int, skip ...string) (int, error) {
+	sim := simulator.New(simulator.Config{Key: benchKey, Seed: 1, Events: events, PageSize: pageSize})
+	n := 0
+	for _, e := range endpoint.All() {
+		if slices.Contains(skip, e.Group) {
+			continue
+		}
+		for cursor, more := "", true; more; n++ {
+			req := httptest.NewRequest(http.MethodGet, "/v1/"+e.Label+"?cursor="+url.QueryEscape(cursor), nil)
+			req.Header.Set("Authorization", "Bearer "+benchKey)
+			rec := httptest.NewRecorder()
+			sim.ServeHTTP(rec, req)
+			var page struct {
+				Next *string `json:"next_cursor"`
+			}
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+				return 0, fmt.Errorf("the simulator answers %s with %d: the bench needs every endpoint", e.Label, rec.Code)
+			}
+			more = page.Next != nil && *page.Next != ""
+			if more {
+				cursor = *page.Next
+			}
+		}
+	}
+	return n, nil
 }

@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 const benchKey = "bench-key-0123456789"
@@ -103,8 +105,12 @@ func run(out string, only int, base string, against []string) error {
 	}
 
 	// 2. A burst of 20 concurrent scrapes: one collection's worth of
-	// requests (1 overview + 4 drilldowns + 10 conflict pages + 1 + 1).
+	// requests (a request per page of every endpoint).
 	if want(2) {
+		one, err := collectionRequests(1000, 100)
+		if err != nil {
+			return err
+		}
 		env, err := start(simBin, 1000, 100, 100*time.Millisecond, exporter(exporterBin))
 		if err != nil {
 			return err
@@ -130,25 +136,34 @@ func run(out string, only int, base string, against []string) error {
 			return err
 		}
 		// The scrape that read "after" made one more collection of its own.
-		n := after - before - 17
-		rows = append(rows, row{"upstream requests for 20 concurrent scrapes", "one collection (17)",
-			fmt.Sprintf("%.0f", n), n == 17})
+		n := after - before - float64(one)
+		rows = append(rows, row{"upstream requests for 20 concurrent scrapes", fmt.Sprintf("one collection (%d)", one),
+			fmt.Sprintf("%.0f", n), n == float64(one)})
 	}
 
 	// 3. CPU per scrape at 1,000 events (one page), no injected latency;
 	// then, to show where it goes, the same without the conflict endpoint,
 	// the exporter serving a cached collection (no upstream requests at
-	// all), and the floor: a bare Go program making the same eight requests.
+	// all), and the floor: a bare Go program making the same requests.
+	var all, noConflict int
+	if want(3) {
+		if all, err = collectionRequests(1000, 1000); err == nil {
+			noConflict, err = collectionRequests(1000, 1000, endpoint.Conflict.Group)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	for _, c := range []struct {
 		measure, target string
 		cmd             command
 		max             time.Duration // 0: no target
 	}{
-		{"exporter CPU per scrape at 1,000 events (8 requests, gzip-encoded /metrics, Go and process collectors included)", "< 2 ms",
+		{fmt.Sprintf("exporter CPU per scrape at 1,000 events (%d requests, gzip-encoded /metrics, Go and process collectors included)", all), "< 2 ms",
 			exporter(exporterBin), 2 * time.Millisecond},
-		{"… the same without the conflict endpoint (7 requests, no events)", "—", exporter(exporterBin, "--no-collector.conflict"), 0},
+		{fmt.Sprintf("… the same without the conflict endpoint (%d requests, no events)", noConflict), "—", exporter(exporterBin, "--no-collector."+endpoint.Conflict.Group), 0},
 		{"… serving /metrics alone: a cached collection, no upstream requests (`--api.cache-ttl=1h`)", "—", exporter(exporterBin, "--api.cache-ttl=1h"), 0},
-		{"floor: a bare Go program (`bench/floor`) fetching the same 8 responses, discarding them and answering one line", "—", floor(floorBin), 0},
+		{fmt.Sprintf("floor: a bare Go program (`bench/floor`) fetching each endpoint's first answer (%d requests), discarding them and answering one line", len(endpoint.All())), "—", floor(floorBin), 0},
 	} {
 		if !want(3) {
 			break

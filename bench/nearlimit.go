@@ -69,6 +69,20 @@ func newNearLimit() (*nearLimit, error) {
 	return n, nil
 }
 
+// bytes is what one collection reads: every body served, once.
+func (n *nearLimit) bytes() int64 {
+	var total int
+	for _, body := range n.docs {
+		total += len(body)
+	}
+	for _, pages := range n.pages {
+		for _, body := range pages {
+			total += len(body)
+		}
+	}
+	return int64(total)
+}
+
 func cursor(page int) string {
 	if page == nearLimitPages-1 {
 		return "null"

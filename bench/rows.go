@@ -93,9 +93,10 @@ func nearLimitRow(exporterBin string) (row, error) {
 	grown := peak - idle
 	slices.Sort(walls)
 	return row{
-		"peak RSS over idle, every endpoint answering a body just under its default limit (1 MiB documents, 10 pages of 16 MiB of each paged endpoint, lists of distinct items), 3 scrapes", "< 64 MiB",
-		fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB; median scrape %s for %d MiB of JSON)", mib(grown), mib(idle), mib(peak),
-			walls[len(walls)/2].Round(time.Millisecond), (6*client.DefaultMaxDocumentBytes+2*nearLimitPages*client.DefaultMaxResponseBytes)>>20),
+		fmt.Sprintf("peak RSS over idle, every endpoint answering a body just under its default limit (%d MiB documents, %d pages of %d MiB of each paged endpoint, lists of distinct items), 3 scrapes",
+			client.DefaultMaxDocumentBytes>>20, nearLimitPages, client.DefaultMaxResponseBytes>>20), "< 64 MiB",
+		fmt.Sprintf("%.1f MiB (idle %.1f MiB, peak %.1f MiB; median scrape %s for %.0f MiB of JSON)", mib(grown), mib(idle), mib(peak),
+			walls[len(walls)/2].Round(time.Millisecond), mib(api.bytes())),
 		grown < 64<<20,
 	}, nil
 }

@@ -41,7 +41,7 @@ type shape struct {
 	name string
 	// doc is the body of a document endpoint: base (the simulator's
 	// answer) with the shape worked in, at most limit bytes.
-	doc func(base []byte, limit int) []byte
+	doc func(e *endpoint.Endpoint, base []byte, limit int) []byte
 	// page is the body of a page of a paged endpoint, at most limit bytes.
 	page func(e *endpoint.Endpoint, base []byte, limit int) []byte
 	// pages of each paged endpoint; a cut body is one page.
@@ -77,12 +77,31 @@ func fill(unit string, n int) []byte {
 // longString is a JSON string of about n bytes.
 func longString(n int) []byte { return append(append([]byte{'"'}, fill("x", n-2)...), '"') }
 
-// readField is the value of a field the exporter reads, as a long string:
-// the first of these the body has.
-var readFields = regexp.MustCompile(`"(trend|category|published_at|key)":"[^"]*"`)
+// readFields matches a string value of a field the endpoint's description
+// reads and needs, but none that must hold one value (a drilldown's
+// pillar: another would make the answer the wrong one, not a long string).
+func readFields(e *endpoint.Endpoint) *regexp.Regexp {
+	var names []string
+	fields := e.Fields
+	if e.List != nil {
+		fields = append(slices.Clone(fields), e.List.Item...)
+	}
+	for _, f := range fields {
+		if f.Must == "" && !f.Optional {
+			_, member, nested := strings.Cut(f.Name, ".")
+			if !nested {
+				member = f.Name
+			}
+			names = append(names, regexp.QuoteMeta(member))
+		}
+	}
+	return regexp.MustCompile(`"(` + strings.Join(names, "|") + `)":"[^"]*"`)
+}
 
-func replaceRead(body []byte, limit int) []byte {
-	loc := readFields.FindIndex(body)
+// replaceRead makes the first string value of a field e reads a long
+// string; a body with none gets the string in a field it skips.
+func replaceRead(e *endpoint.Endpoint, body []byte, limit int) []byte {
+	loc := readFields(e).FindIndex(body)
 	if loc == nil {
 		return withField(body, "padding", longString(limit-len(body)-margin))
 	}
@@ -130,49 +149,49 @@ func nested(n, depth int) []byte {
 const maxDepth = 9990
 
 var shapes = []shape{
-	{name: "one long string in a field the exporter reads (a trend, a category, a published_at)", pages: nearLimitPages,
-		doc:  func(base []byte, limit int) []byte { return replaceRead(base, limit) },
-		page: func(_ *endpoint.Endpoint, base []byte, limit int) []byte { return replaceRead(base, limit) }},
+	{name: "one long string in a field the exporter reads", pages: nearLimitPages,
+		doc:  func(e *endpoint.Endpoint, base []byte, limit int) []byte { return replaceRead(e, base, limit) },
+		page: func(e *endpoint.Endpoint, base []byte, limit int) []byte { return replaceRead(e, base, limit) }},
 	{name: "one long string in a field it skips", pages: nearLimitPages,
-		doc: func(base []byte, limit int) []byte {
+		doc: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", longString(limit-len(base)-margin))
 		},
 		page: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", longString(limit-len(base)-margin))
 		}},
 	{name: "many tiny items (`{}`, each left out and counted)", pages: nearLimitPages,
-		doc: func(base []byte, limit int) []byte {
+		doc: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", append(append([]byte{'['}, fill("{},", limit-len(base)-margin)...), '{', '}', ']'))
 		},
 		page: func(e *endpoint.Endpoint, base []byte, limit int) []byte {
 			return inList(e, base, append(fill("{},", limit-len(base)-margin), '{', '}'))
 		}},
 	{name: "nesting to the decoder's depth limit", pages: nearLimitPages,
-		doc: func(base []byte, limit int) []byte {
+		doc: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", nested(limit-len(base)-margin, maxDepth))
 		},
 		page: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", nested(limit-len(base)-margin, maxDepth))
 		}},
 	{name: "one long name", pages: nearLimitPages,
-		doc: func(base []byte, limit int) []byte {
+		doc: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, string(fill("n", limit-len(base)-margin)), []byte("1"))
 		},
 		page: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, string(fill("n", limit-len(base)-margin)), []byte("1"))
 		}},
 	{name: "one number of maximal length", pages: nearLimitPages,
-		doc: func(base []byte, limit int) []byte {
+		doc: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", append([]byte("1."), fill("7", limit-len(base)-margin)...))
 		},
 		page: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", append([]byte("-9"), fill("9", limit-len(base)-margin)...))
 		}},
 	{name: "a 200 MB conflict page, cut at the limit (the endpoint fails, as it must)", pages: 1, cut: 200 << 20, fails: []string{endpoint.Conflict.Label},
-		doc:  func(base []byte, _ int) []byte { return base },
+		doc:  func(_ *endpoint.Endpoint, base []byte, _ int) []byte { return base },
 		page: func(_ *endpoint.Endpoint, base []byte, _ int) []byte { return base }},
 	{name: "every endpoint at once, each body one long string in a field it skips, a blank run and a long name", pages: nearLimitPages,
-		doc: func(base []byte, limit int) []byte {
+		doc: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			third := (limit - len(base) - margin) / 3
 			return withField(withField(withField(base, "padding", longString(third)), "blank", append(fill(" ", third), '1')), string(fill("n", third)), []byte("2"))
 		},
@@ -202,7 +221,7 @@ func newShapedAPI(s shape) (*shapedAPI, error) {
 		}
 		base := rec.Body.Bytes()
 		if !e.Paged {
-			api.docs[e.Label] = s.doc(base, client.DefaultMaxDocumentBytes)
+			api.docs[e.Label] = s.doc(e, base, client.DefaultMaxDocumentBytes)
 			continue
 		}
 		base = regexp.MustCompile(`"next_cursor":[^,}]*`).ReplaceAll(base, []byte(`"next_cursor":null`))

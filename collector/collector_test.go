@@ -141,16 +141,84 @@ func series(t *testing.T, text string) map[string]float64 {
 	return s
 }
 
-// owned lists, for each endpoint, a prefix of every series it alone feeds.
-var owned = map[string][]string{
-	"global-stability":                     {"global_stability_score", "global_stability_trend{", "global_stability_pillar_score{", `global_stability_as_of_timestamp_seconds{endpoint="global-stability"}`},
-	"global-stability/pillar/conflict":     {`global_stability_pillar_delta_24h{pillar="conflict"}`, `global_stability_pillar_indicator{indicator="active_conflicts"`, `global_stability_as_of_timestamp_seconds{endpoint="global-stability/pillar/conflict"}`},
-	"global-stability/pillar/cyber":        {`global_stability_pillar_delta_24h{pillar="cyber"}`, `global_stability_pillar_indicator{indicator="critical_cves_7d"`},
-	"global-stability/pillar/supply_chain": {`global_stability_pillar_delta_24h{pillar="supply_chain"}`, `global_stability_pillar_indicator{indicator="shipping_cost_index"`},
-	"global-stability/pillar/macro":        {`global_stability_pillar_delta_24h{pillar="macro"}`, `global_stability_pillar_indicator{indicator="inflation_pct"`},
-	"conflict":                             {"global_stability_conflict_events", "global_stability_conflict_events_by_category{", "global_stability_conflict_events_by_cell{", "global_stability_conflict_escalation_max_by_cell{", "global_stability_conflict_escalation_max", "global_stability_conflict_escalation_mean", "global_stability_conflict_latest_event_timestamp_seconds"},
-	"briefings":                            {"global_stability_briefings", "global_stability_briefing_latest_published_timestamp_seconds"},
-	"summaries":                            {`global_stability_as_of_timestamp_seconds{endpoint="summaries"}`},
+// ownedSeries is a series an endpoint alone feeds: its metric's name and
+// the label values its description fixes (the endpoint's own, a field's, the
+// endpoint label of a metric that has one); labels from the data are free.
+type ownedSeries struct {
+	name   string
+	labels map[string]string
+}
+
+// in reports whether s holds such a series.
+func (o ownedSeries) in(s map[string]float64) bool {
+	for k := range s {
+		if o.is(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// is reports whether the series written key (as promtext.Key writes it)
+// is such a series.
+func (o ownedSeries) is(key string) bool {
+	name, labels, _ := strings.Cut(strings.TrimSuffix(key, "}"), "{")
+	if name != o.name {
+		return false
+	}
+	pairs := strings.Split(labels, ",")
+	for l, v := range o.labels {
+		if !slices.Contains(pairs, fmt.Sprintf("%s=%q", l, v)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (o ownedSeries) String() string {
+	var pairs []string
+	for l, v := range o.labels {
+		pairs = append(pairs, l, v)
+	}
+	return promtext.Key(o.name, pairs...)
+}
+
+// owned lists, from its description, every series the endpoint labelled
+// label alone feeds: one per exported field, one per metric of its list.
+func owned(label string) []ownedSeries {
+	var out []ownedSeries
+	for _, e := range endpoint.All() {
+		if e.Label != label {
+			continue
+		}
+		// The label values of m's series that do not come from the data.
+		fixed := func(m *endpoint.Metric, field map[string]string) ownedSeries {
+			o := ownedSeries{m.Name, map[string]string{}}
+			for _, l := range m.Labels {
+				if l == "endpoint" {
+					o.labels[l] = e.Label
+				} else if v, ok := field[l]; ok {
+					o.labels[l] = v
+				} else if v, ok := e.Labels[l]; ok {
+					o.labels[l] = v
+				}
+			}
+			return o
+		}
+		fromFields := map[*endpoint.Metric]bool{}
+		for _, f := range e.Fields {
+			if f.Metric != nil {
+				fromFields[f.Metric] = true
+				out = append(out, fixed(f.Metric, f.Labels))
+			}
+		}
+		for _, m := range e.Metrics() {
+			if !fromFields[m] {
+				out = append(out, fixed(m, nil))
+			}
+		}
+	}
+	return out
 }
 
 func hasPrefix(s map[string]float64, prefix string) bool {
@@ -230,9 +298,9 @@ func TestWholeContractWhenHealthy(t *testing.T) {
 		if _, ok := s[fmt.Sprintf("global_stability_scrape_duration_seconds{endpoint=%q}", endpoint)]; !ok {
 			t.Errorf("endpoint %s: no scrape_duration_seconds", endpoint)
 		}
-		for _, prefix := range owned[endpoint] {
-			if !hasPrefix(s, prefix) {
-				t.Errorf("endpoint %s: no series %s", endpoint, prefix)
+		for _, o := range owned(endpoint) {
+			if !o.in(s) {
+				t.Errorf("endpoint %s: no series %s", endpoint, o)
 			}
 		}
 	}
@@ -261,9 +329,9 @@ func TestPartialFailure(t *testing.T) {
 				if got := s[fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", endpoint)]; got != want {
 					t.Errorf("scrape_success{endpoint=%q} = %v, want %v", endpoint, got, want)
 				}
-				for _, prefix := range owned[endpoint] {
-					if hasPrefix(s, prefix) != (endpoint != broken) {
-						t.Errorf("series %s present=%v with %s broken", prefix, hasPrefix(s, prefix), broken)
+				for _, o := range owned(endpoint) {
+					if o.in(s) != (endpoint != broken) {
+						t.Errorf("series %s present=%v with %s broken", o, o.in(s), broken)
 					}
 				}
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/global-stability/global_stability_exporter/client"
+	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
 // TestFailureLogOneLinePerScrapeThenQuiet: an outage logs one line per
@@ -131,18 +132,18 @@ func TestFailureHints(t *testing.T) {
 	}
 }
 
-// TestOneClausePerCause: eight endpoints refused with the same 401 body
-// make one clause naming them all, not eight copies of the body; distinct
+// TestOneClausePerCause: every endpoint refused with the same 401 body
+// makes one clause naming them all, not a copy of the body each; distinct
 // causes keep a clause each, in order.
 func TestOneClausePerCause(t *testing.T) {
 	body := strings.Repeat("invalid or revoked API key; see https://docs.example.com/auth ", 3)
 	var fs []failure
-	for _, e := range []string{"global-stability", "global-stability/pillar/conflict", "global-stability/pillar/cyber", "global-stability/pillar/supply_chain", "global-stability/pillar/macro", "conflict", "briefings", "summaries"} {
-		where := e
-		if e == "conflict" {
-			where = e + " page 1"
+	for _, e := range endpoint.All() {
+		where := e.Label
+		if e.Paged {
+			where += " page 1"
 		}
-		fs = append(fs, failure{endpoint: e, err: &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: body}})
+		fs = append(fs, failure{endpoint: e.Label, err: &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: body}})
 	}
 	fs = append(fs[:2], append([]failure{{endpoint: "briefings", err: errors.New("briefings: no answer within the scrape deadline")}}, fs[2:]...)...)
 	text := errorText(fs)

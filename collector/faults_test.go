@@ -3,9 +3,11 @@ package collector_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,14 +23,17 @@ import (
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
-// invalidValue names, per endpoint, a value it exports (as a path into the
-// decoded document), the field of global_stability_invalid_values that
-// counts it, and what the scrape must lack once it is broken.
-var invalidValue = map[string]struct {
+// invalidEntry is a value an endpoint exports (as a path into the decoded
+// document), the field of global_stability_invalid_values that counts it,
+// and what the scrape must lack once it is broken.
+type invalidEntry struct {
 	path  []any
 	field string
 	gone  func(s map[string]float64, healthy map[string]float64) bool
-}{
+}
+
+// invalidValue names, per endpoint, an invalidEntry picked by hand.
+var invalidValue = map[string]invalidEntry{
 	"global-stability":                     {[]any{"score"}, "score", lacks("global_stability_score")},
 	"global-stability/pillar/conflict":     {[]any{"delta_24h"}, "delta_24h", lacks(`global_stability_pillar_delta_24h{pillar="conflict"}`)},
 	"global-stability/pillar/cyber":        {[]any{"indicators", 0, "value"}, "indicators", lacks(`global_stability_pillar_indicator{indicator="ransomware_incidents_7d",pillar="cyber"}`)},
@@ -46,43 +51,72 @@ var invalidValue = map[string]struct {
 	"summaries": {[]any{"as_of"}, "as_of", lacks(`global_stability_as_of_timestamp_seconds{endpoint="summaries"}`)},
 }
 
-// invalidValueOf is invalidValue's entry for endpoint or, for an endpoint
-// it does not list (one added since), the first field its description
-// exports, whose series must go.
-func invalidValueOf(label string) struct {
-	path  []any
-	field string
-	gone  func(s map[string]float64, healthy map[string]float64) bool
-} {
+// invalidValueOf is invalidValue's entry for the endpoint labelled label
+// or, for an endpoint it does not list (one added since), one from its
+// description: the first field it exports, whose series must go; else a
+// required field of its list's first item, which costs that item only, so
+// that its series are those of the same body without the item.
+func invalidValueOf(t *testing.T, label string) invalidEntry {
+	t.Helper()
 	if iv, ok := invalidValue[label]; ok {
 		return iv
 	}
-	for _, e := range endpoint.All() {
-		if e.Label != label {
+	i := slices.IndexFunc(endpoint.All(), func(e *endpoint.Endpoint) bool { return e.Label == label })
+	if i < 0 {
+		t.Fatalf("no endpoint %s", label)
+	}
+	e := endpoint.All()[i]
+	for _, f := range e.Fields {
+		if f.Metric == nil {
 			continue
 		}
-		for _, f := range e.Fields {
-			if f.Metric == nil {
-				continue
-			}
-			var path []any
-			for _, p := range strings.Split(f.Name, ".") {
-				path = append(path, p)
-			}
-			iv := invalidValue["summaries"] // the shape; field and series below
-			iv.path, iv.field = path, strings.Split(f.Name, ".")[0]
-			iv.gone = func(s, _ map[string]float64) bool {
-				for k := range s {
-					if strings.HasPrefix(k, f.Metric.Name) && (f.Metric != endpoint.AsOf || strings.Contains(k, `"`+label+`"`)) {
-						return false
-					}
+		var path []any
+		for _, p := range strings.Split(f.Name, ".") {
+			path = append(path, p)
+		}
+		return invalidEntry{path, strings.Split(f.Name, ".")[0], func(s, _ map[string]float64) bool {
+			for k := range s {
+				if strings.HasPrefix(k, f.Metric.Name) && (f.Metric != endpoint.AsOf || strings.Contains(k, `"`+label+`"`)) {
+					return false
 				}
-				return true
 			}
-			return iv
+			return true
+		}}
+	}
+	if e.List == nil {
+		t.Fatalf("%s exports nothing: it has no value to break", label)
+	}
+	item := slices.IndexFunc(e.List.Item, func(f endpoint.Field) bool { return !f.Optional })
+	if item < 0 {
+		t.Fatalf("%s: every field of its list's items is optional: no value costs an item", label)
+	}
+	return invalidEntry{[]any{e.List.Name, 0, e.List.Item[item].Name}, e.List.Name, func(s, _ map[string]float64) bool {
+		// The reference: the endpoint's one-page body, its first item left out.
+		doc := healthyBody(t, label)
+		if _, paged := doc["next_cursor"]; paged {
+			doc["next_cursor"] = nil
+		}
+		doc[e.List.Name] = doc[e.List.Name].([]any)[1:]
+		ref := newEnv(t, simulator.Config{}, nil)
+		body, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.sim.SetFault(label, simulator.Fault{Kind: simulator.FaultBody, Body: string(body)})
+		_, refBody := ref.scrape(t, "")
+		return maps.Equal(ownSeries(s, label), ownSeries(series(t, refBody), label))
+	}}
+}
+
+// ownSeries are the series of s that the endpoint labelled label alone feeds.
+func ownSeries(s map[string]float64, label string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range s {
+		if slices.ContainsFunc(owned(label), func(o ownedSeries) bool { return o.is(k) }) {
+			out[k] = v
 		}
 	}
-	panic("no endpoint " + label)
+	return out
 }
 
 func lacks(series string) func(s, _ map[string]float64) bool {
@@ -228,9 +262,9 @@ func TestEveryFaultOnEveryEndpoint(t *testing.T) {
 					if got := sample(t, s, fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", other)); got != map[bool]float64{true: 1, false: 0}[ok] {
 						t.Errorf("scrape_success{endpoint=%q} = %v", other, got)
 					}
-					for _, prefix := range owned[other] {
-						if hasPrefix(s, prefix) != ok {
-							t.Errorf("series %s present = %v", prefix, !ok)
+					for _, o := range owned(other) {
+						if o.in(s) != ok {
+							t.Errorf("series %s present = %v", o, !ok)
 						}
 					}
 				}
@@ -287,7 +321,7 @@ func TestEveryInvalidValueOnEveryEndpoint(t *testing.T) {
 	for _, tc := range slice(t, invalidCases) {
 		endpoint, ic := tc.endpoint, tc.c
 		t.Run(endpoint+"/"+ic.name, func(t *testing.T) {
-			iv := invalidValueOf(endpoint)
+			iv := invalidValueOf(t, endpoint)
 			e := newEnv(t, simulator.Config{}, nil)
 			doc := healthyBody(t, endpoint)
 			if _, paged := doc["next_cursor"]; paged {
@@ -318,9 +352,9 @@ func TestEveryInvalidValueOnEveryEndpoint(t *testing.T) {
 				if other == endpoint {
 					continue
 				}
-				for _, prefix := range owned[other] {
-					if !hasPrefix(s, prefix) {
-						t.Errorf("series %s of %s went missing", prefix, other)
+				for _, o := range owned(other) {
+					if !o.in(s) {
+						t.Errorf("series %s of %s went missing", o, other)
 					}
 				}
 			}
@@ -338,7 +372,7 @@ func TestExtraFieldsAreIgnored(t *testing.T) {
 		if _, paged := doc["next_cursor"]; paged {
 			doc["next_cursor"] = nil // one fixed body serves every page: make it the last
 		}
-		extra := mutate(t, doc, invalidValueOf(endpoint).path, func(p map[string]any, k string) { p["x_unknown_"+k] = map[string]any{"n": []any{1, "two", nil}} })
+		extra := mutate(t, doc, invalidValueOf(t, endpoint).path, func(p map[string]any, k string) { p["x_unknown_"+k] = map[string]any{"n": []any{1, "two", nil}} })
 		extra = strings.Replace(extra, "{", `{"api_version":"1.4","meta":{"warnings":[]},`, 1)
 		e := newEnv(t, simulator.Config{}, nil)
 		e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: extra})

@@ -11,17 +11,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// defaults are the flags' defaults, as the exporter's flags give them.
+// defaults are the flags' defaults, as the exporter's flags give them:
+// every group of the endpoint descriptions collected.
 func defaults() targets.Settings {
+	on := map[string]bool{}
+	for _, e := range endpoint.All() {
+		if e.Group != "" {
+			on[e.Group] = true
+		}
+	}
 	return targets.Settings{
 		Timeout: 10 * time.Second, CursorParam: "cursor", MaxPages: 10,
 		MaxResponseBytes: 16 << 20, MaxDocumentBytes: 1 << 20,
-		Collectors: map[string]bool{"pillars": true, "conflict": true, "briefings": true, "summary": true},
-		HTTPCache:  true, SummaryRefresh: 15 * time.Minute, MaxLabelValues: 1000, GridDegrees: 5,
+		Collectors: on, HTTPCache: true, SummaryRefresh: 15 * time.Minute, MaxLabelValues: 1000, GridDegrees: 5,
 	}
 }
 

@@ -1,7 +1,7 @@
 // Command floor is the bench harness's yardstick for CPU per scrape: the
 // least a Go program can do for a scrape. On each GET /metrics it fetches
-// the API's eight endpoints concurrently, as the exporter does, reads and
-// discards the bodies, and answers with one line. No decoding, no metrics,
+// every endpoint of the exporter's descriptions concurrently, as the
+// exporter does, reads and discards the bodies, and answers with one line. No decoding, no metrics,
 // no compression: what the exporter spends beyond this is its own cost.
 //
 //	GLOBAL_STABILITY_API_KEY=k floor -api-url http://127.0.0.1:10111 -listen-address 127.0.0.1:10110
