@@ -1,6 +1,6 @@
 // Command global_stability_exporter exports the Global Stability
-// Intelligence Service's scores, drilldowns, conflict events, briefings and
-// summary freshness as Prometheus metrics, fetched fresh on every scrape.
+// Intelligence Service's data, each endpoint as package endpoint describes
+// it, as Prometheus metrics, fetched fresh on every scrape.
 package main
 
 import (

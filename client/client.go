@@ -112,8 +112,8 @@ func New(cfg Config) (*Client, error) {
 		cfg.Keys = redact.New().NewRing()
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	// A scrape sends up to eight requests to one host at once; Go's default
-	// of two idle connections per host would redial six each time.
+	// A scrape sends a request per endpoint to one host at once; Go's
+	// default of two idle connections per host would redial the rest.
 	t.MaxIdleConnsPerHost = 16
 	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: t})
 	c := &Client{cfg: cfg, base: base, http: &hc}

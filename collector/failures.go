@@ -69,8 +69,8 @@ func (l *failureLog) report(failures []failure) {
 	l.last, l.loggedAt, l.suppressed = sig, time.Now(), 0
 }
 
-// errorText says each distinct cause once: eight endpoints refused with one
-// 401 body make one clause naming the eight.
+// errorText says each distinct cause once: every endpoint refused with one
+// 401 body makes one clause naming them all.
 func errorText(failures []failure) string {
 	var (
 		causes []string                // in order of first appearance

@@ -1,5 +1,5 @@
 // Package simulator is the Global Stability Intelligence Service in-process:
-// an http.Handler serving all five endpoints of the spec with plausible data
+// an http.Handler serving every described endpoint with plausible data
 // that moves in wall-clock time. It is the reference upstream for the
 // client's and the collector's tests, for --demo and for the benchmarks.
 //

@@ -32,7 +32,7 @@ func main() {
 	app.Flag("seed", "Seed of the simulated world.").Default("1").Uint64Var(&cfg.Seed)
 	app.Flag("events", "Conflict events per hour window.").Default(fmt.Sprint(simulator.DefaultEvents)).IntVar(&cfg.Events)
 	app.Flag("briefings", "Daily briefings served.").Default(fmt.Sprint(simulator.DefaultBriefings)).IntVar(&cfg.Briefings)
-	app.Flag("page-size", "Items per page of /v1/conflict and /v1/briefings.").Default(fmt.Sprint(simulator.DefaultPageSize)).IntVar(&cfg.PageSize)
+	app.Flag("page-size", "Items per page of the paged endpoints.").Default(fmt.Sprint(simulator.DefaultPageSize)).IntVar(&cfg.PageSize)
 	app.Flag("cursor-param", "Query parameter carrying the pagination cursor.").Default(simulator.DefaultCursorParam).StringVar(&cfg.CursorParam)
 	app.Flag("page-size-param", "Query parameter a client may use to set the page size (off when empty).").Default("").StringVar(&cfg.PageSizeParam)
 	app.Flag("latency", "Delay added before every response.").Default("0s").DurationVar(&cfg.Latency)
