@@ -54,6 +54,9 @@ func freeAddr(t *testing.T) string {
 }
 
 // start runs a command until the test ends, keeping its output for failures.
+// A command given --web.listen-address is waited for until it listens
+// there: a port taken by freeAddr and let go could otherwise be taken by a
+// process started before it listened (the demo's simulator, say).
 func start(t *testing.T, name string, args ...string) *bytes.Buffer {
 	t.Helper()
 	var out bytes.Buffer
@@ -62,14 +65,42 @@ func start(t *testing.T, name string, args ...string) *bytes.Buffer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-exited
 		if t.Failed() {
 			t.Logf("%s output:\n%s", filepath.Base(name), out.String())
 		}
 	})
+	for _, arg := range args {
+		if addr, ok := strings.CutPrefix(arg, "--web.listen-address="); ok {
+			waitListening(t, name, addr, exited)
+		}
+	}
 	return &out
+}
+
+// waitListening returns once addr accepts a connection, failing the test
+// if the process ends first or a minute passes.
+func waitListening(t *testing.T, name, addr string, exited <-chan struct{}) {
+	t.Helper()
+	deadline, tick := time.After(time.Minute), time.NewTicker(20*time.Millisecond)
+	defer tick.Stop()
+	for {
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			conn.Close()
+			return
+		}
+		select {
+		case <-exited:
+			t.Fatalf("%s ended before listening on %s", filepath.Base(name), addr)
+		case <-deadline:
+			t.Fatalf("%s not listening on %s after a minute", filepath.Base(name), addr)
+		case <-tick.C:
+		}
+	}
 }
 
 func repoPath(t *testing.T, rel string) string {
