@@ -233,18 +233,14 @@ func TestAReloadThatCannotBuildATargetFailsVisibly(t *testing.T) {
 			env := newEnv(40)
 			var logs strings.Builder
 			env.Logger = log.NewLogfmtLogger(log.NewSyncWriter(&logs))
-			path := targetsFile(t, dir, accounts, nil, "prod")
-			set, err := targets.NewSet(path, defaults(), env.Env)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set, path := loadSet(t, dir, accounts, env, "prod")
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(set.Collectors()...)
 			probe(t, set, "target=prod")
 			before, _ := set.Get("prod")
 			good, _ := os.ReadFile(path)
 			writeAtomically(t, path, strings.ReplaceAll(string(good)+extra, "{{fifo}}", fifo))
-			err = set.Reload()
+			err := set.Reload()
 			if err == nil || !strings.Contains(err.Error(), "prod") {
 				t.Errorf("reload: %v, want an error naming the target", err)
 			}
@@ -274,11 +270,7 @@ func TestAChangedTargetKeepsItsCounters(t *testing.T) {
 	dir := t.TempDir()
 	accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, nil)}
 	env := newEnv(40)
-	path := targetsFile(t, dir, accounts, nil, "prod")
-	set, err := targets.NewSet(path, defaults(), env.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, _ := loadSet(t, dir, accounts, env, "prod")
 	probe(t, set, "target=prod")
 	targetsFile(t, dir, accounts, map[string]string{"prod": "    http_cache: false\n"}, "prod")
 	if err := set.Reload(); err != nil {
@@ -320,11 +312,7 @@ func TestAFailedReloadLeavesNoTargetBehind(t *testing.T) {
 		"added": newAccount(t, "key-added-0123456789", 2, nil),
 	}
 	env := newEnv(40)
-	path := targetsFile(t, dir, accounts, nil, "prod")
-	set, err := targets.NewSet(path, defaults(), env.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, _ := loadSet(t, dir, accounts, env, "prod")
 	probe(t, set, "target=prod")
 	targetsFile(t, dir, accounts, map[string]string{"prod": "    tls_config: {ca_file: /nonexistent/ca.pem}\n"}, "added", "prod")
 	if err := set.Reload(); err == nil {

@@ -94,6 +94,18 @@ func targetsFile(t *testing.T, dir string, accounts map[string]*account, extra m
 	return path
 }
 
+// loadSet writes the accounts' targets' file in dir, in order, and loads
+// it with the flags' defaults.
+func loadSet(t *testing.T, dir string, accounts map[string]*account, env testEnv, order ...string) (*targets.Set, string) {
+	t.Helper()
+	path := targetsFile(t, dir, accounts, nil, order...)
+	set, err := targets.NewSet(path, defaults(), env.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, path
+}
+
 // writeAtomically replaces a file by renaming a new one over it, as a
 // Kubernetes volume or a careful operator does: a reader sees the old file
 // or the new, never half of one.
@@ -279,11 +291,7 @@ func TestReloadKeepsWhatDidNotChange(t *testing.T) {
 		"removed": newAccount(t, "key-removed-0123456789", 4, nil),
 	}
 	env := newEnv(40)
-	path := targetsFile(t, dir, accounts, nil, "kept", "changed", "removed")
-	set, err := targets.NewSet(path, defaults(), env.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, _ := loadSet(t, dir, accounts, env, "kept", "changed", "removed")
 	for _, name := range []string{"kept", "changed", "removed"} {
 		probe(t, set, "target="+name)
 		accounts[name].requests()
@@ -326,18 +334,14 @@ func TestAFailedReloadKeepsTheRunningTargets(t *testing.T) {
 	dir := t.TempDir()
 	accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, nil)}
 	env := newEnv(40)
-	path := targetsFile(t, dir, accounts, nil, "prod")
-	set, err := targets.NewSet(path, defaults(), env.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, path := loadSet(t, dir, accounts, env, "prod")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(set.Collectors()...)
 	good, _ := os.ReadFile(path)
 	if err := os.WriteFile(path, append(good, "    max_pages: 0\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = set.Reload()
+	err := set.Reload()
 	if err == nil || !strings.Contains(err.Error(), "targets[0] (prod): max_pages 0") {
 		t.Errorf("reload error %v, want one naming targets[0] (prod) and max_pages", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -161,38 +160,9 @@ func TestNotesWithoutTheOperator(t *testing.T) {
 		`global_stability_exporter_config_last_reload_successful{` + c.ExporterSelector + `} == 1`:        1,
 		`count by (target) (global_stability_api_requests_total{` + c.ExporterSelector + `, target!=""})`: 2,
 	} {
-		deadline := time.Now().Add(time.Minute)
-		for {
-			n, err := promQuery(base, expr)
-			if err == nil && n == want {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d series (error %v) after a minute, want %d\n%s", expr, n, err, want, log)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+		waitForQuery(t, base, expr, func(n int) bool { return n == want }, log)
 	}
-	var rulesResp struct {
-		Data struct {
-			Groups []struct {
-				Rules []struct{ Name, Health, LastError string }
-			}
-		}
-	}
-	if err := promGet(base, "/api/v1/rules", nil, &rulesResp); err != nil {
-		t.Fatal(err)
-	}
-	loaded := 0
-	for _, g := range rulesResp.Data.Groups {
-		for _, r := range g.Rules {
-			loaded++
-			if r.Health != "ok" || r.LastError != "" {
-				t.Errorf("rule %s: health %q, error %q", r.Name, r.Health, r.LastError)
-			}
-		}
-	}
-	if loaded == 0 {
+	if healthyRules(t, base) == 0 {
 		t.Error("Prometheus loaded no rule")
 	}
 }

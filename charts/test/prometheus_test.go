@@ -82,17 +82,7 @@ func TestReleaseOnRealPrometheus(t *testing.T) {
 		"--web.listen-address="+promAddr, "--log.level=warn")
 	base := "http://" + promAddr
 
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		n, err := promQuery(base, `count_over_time(global_stability_up[1m]) >= 5 and on() count(global_stability:api_requests:rate5m) > 0`)
-		if err == nil && n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no samples after 60s (last error: %v)\n%s", err, log)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitForQuery(t, base, `count_over_time(global_stability_up[1m]) >= 5 and on() count(global_stability:api_requests:rate5m) > 0`, func(n int) bool { return n > 0 }, log)
 
 	selector := fmt.Sprintf(`job=%q, namespace=%q`, job, namespace)
 	if n, _ := promQuery(base, `global_stability_scrape_success{`+selector+`, endpoint="global-stability"}`); n != 1 {
@@ -103,25 +93,7 @@ func TestReleaseOnRealPrometheus(t *testing.T) {
 	}
 
 	// Every rule loaded and evaluates.
-	var rulesResp struct {
-		Data struct {
-			Groups []struct {
-				Rules []struct{ Name, Health, LastError string }
-			}
-		}
-	}
-	if err := promGet(base, "/api/v1/rules", nil, &rulesResp); err != nil {
-		t.Fatal(err)
-	}
-	loaded := 0
-	for _, g := range rulesResp.Data.Groups {
-		for _, r := range g.Rules {
-			loaded++
-			if r.Health != "ok" || r.LastError != "" {
-				t.Errorf("rule %s: health %q, error %q", r.Name, r.Health, r.LastError)
-			}
-		}
-	}
+	loaded := healthyRules(t, base)
 	if want := len(strings.Split(mixinRuleNames(t), ",")); loaded != want {
 		t.Errorf("Prometheus loaded %d rules, want %d", loaded, want)
 	}
@@ -199,6 +171,51 @@ func promGet(base, path string, params url.Values, into any) error {
 }
 
 // promQuery evaluates expr now and returns how many series came back.
+// waitForQuery waits up to a minute for expr to answer a number of series
+// ok accepts, failing the test with Prometheus' log if it never does.
+func waitForQuery(t *testing.T, base, expr string, ok func(int) bool, log fmt.Stringer) {
+	t.Helper()
+	deadline, tick := time.After(time.Minute), time.NewTicker(250*time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := promQuery(base, expr)
+		if err == nil && ok(n) {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("%s: %d series (error %v) after a minute\n%s", expr, n, err, log)
+		case <-tick.C:
+		}
+	}
+}
+
+// healthyRules counts the rules Prometheus loaded, failing the test for
+// each that does not evaluate.
+func healthyRules(t *testing.T, base string) int {
+	t.Helper()
+	var resp struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct{ Name, Health, LastError string }
+			}
+		}
+	}
+	if err := promGet(base, "/api/v1/rules", nil, &resp); err != nil {
+		t.Fatal(err)
+	}
+	loaded := 0
+	for _, g := range resp.Data.Groups {
+		for _, r := range g.Rules {
+			loaded++
+			if r.Health != "ok" || r.LastError != "" {
+				t.Errorf("rule %s: health %q, error %q", r.Name, r.Health, r.LastError)
+			}
+		}
+	}
+	return loaded
+}
+
 func promQuery(base, expr string) (int, error) {
 	var r struct {
 		Status, Error string
