@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -15,8 +17,8 @@ import (
 
 	"github.com/go-kit/log"
 
-	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 )
 
 type stringer string

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command global_stability_exporter exports the Global Stability
 // Intelligence Service's data, each endpoint as package endpoint describes
 // it, as Prometheus metrics, fetched fresh on every scrape.

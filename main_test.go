@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -19,8 +21,8 @@ import (
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"go.uber.org/goleak"
 )

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -25,7 +27,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )

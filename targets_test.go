@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -16,8 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 

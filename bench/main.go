@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bench measures the exporter against the targets of its
 // performance issue, with the simulator and the exporter as separate
 // processes on this machine, and prints a markdown table:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package client is the transport to the Global Stability Intelligence
 // Service (spec: shared/spec/global-stability-api.md): authenticated GETs of
 // {base}/v1/{endpoint} and walks over cursor pages. It knows URLs, bytes and

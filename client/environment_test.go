@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package client_test
 
 import (
@@ -9,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/global-stability/global_stability_exporter/client"
-	"github.com/global-stability/global_stability_exporter/internal/pipenet"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/pipenet"
 )
 
 // Conditions the other tests never set up: host names rather than the IP

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package collector turns each scrape into a collection from the Global
 // Stability API: every enabled endpoint fetched concurrently under the
 // scrape's deadline, exported as const metrics. Scrapes that arrive while a

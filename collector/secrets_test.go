@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package collector_test
 
 import (
@@ -17,8 +19,8 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/handler"
-	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 )
 
 // echoKeys are a mixed-case key and one holding every character some

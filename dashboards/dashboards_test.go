@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package dashboards
 
 import (
@@ -13,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v2"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/grafana"
 )
 
 // currentPanelTypes are Grafana's current visualisations we allow; the
@@ -48,9 +51,9 @@ type variable struct {
 	Query      json.RawMessage
 }
 
-// panel is a Panel with what Grafana draws it with.
+// panel is a grafana.Panel with what Grafana draws it with.
 type panel struct {
-	Panel
+	grafana.Panel
 	ID          int
 	Description string
 	Panels      []panel
@@ -283,7 +286,7 @@ func TestNoHardCodedDatasource(t *testing.T) {
 }
 
 func TestInterpolate(t *testing.T) {
-	got := Interpolate(`rate(x{job="$job",instance=~"$instance",endpoint="global-stability/pillar/${pillar}"}[$__rate_interval])`,
+	got := grafana.Interpolate(`rate(x{job="$job",instance=~"$instance",endpoint="global-stability/pillar/${pillar}"}[$__rate_interval])`,
 		map[string]string{"job": "j", "instance": "i:1", "pillar": "cyber"})
 	if want := `rate(x{job="j",instance=~"i:1",endpoint="global-stability/pillar/cyber"}[1m])`; got != want {
 		t.Errorf("Interpolate = %s, want %s", got, want)
@@ -358,7 +361,7 @@ func ratePanels(t *testing.T) map[string][]panel {
 	out := map[string][]panel{}
 	for _, d := range load(t) {
 		for _, p := range d.allPanels() {
-			if p.Type == "timeseries" && slices.ContainsFunc(p.Targets, func(tg Target) bool {
+			if p.Type == "timeseries" && slices.ContainsFunc(p.Targets, func(tg grafana.Target) bool {
 				return strings.Contains(tg.Expr, "rate(") || strings.Contains(tg.Expr, ":rate")
 			}) {
 				out[d.File] = append(out[d.File], p)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 import (
@@ -18,7 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
-	"github.com/global-stability/global_stability_exporter/mixin"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/render"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -48,7 +50,7 @@ func scaledMixinConfig(t *testing.T, overrides string) string {
 // renderRules writes the mixin's rules file rendered with config into dir.
 func renderRules(t *testing.T, dir, config string) string {
 	t.Helper()
-	files, err := mixin.Render(config)
+	files, err := render.Mixin(config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 import (
@@ -16,9 +18,9 @@ import (
 	"github.com/google/go-jsonnet"
 	"go.yaml.in/yaml/v2"
 
-	"github.com/global-stability/global_stability_exporter/dashboards"
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/mixin"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/grafana"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/render"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -30,7 +32,7 @@ const (
 )
 
 // committedDashboards parses the repository's dashboards/*.json.
-func committedDashboards(t *testing.T) []dashboards.Dashboard {
+func committedDashboards(t *testing.T) []grafana.Dashboard {
 	t.Helper()
 	paths, err := filepath.Glob(repoPath(t, "dashboards/*.json"))
 	if err != nil || len(paths) < 2 {
@@ -48,14 +50,14 @@ func committedDashboards(t *testing.T) []dashboards.Dashboard {
 }
 
 // dashboardsIn parses the dashboards among rendered files.
-func dashboardsIn(t *testing.T, files map[string]string) []dashboards.Dashboard {
+func dashboardsIn(t *testing.T, files map[string]string) []grafana.Dashboard {
 	t.Helper()
-	var ds []dashboards.Dashboard
+	var ds []grafana.Dashboard
 	for path, content := range files {
 		if !strings.HasPrefix(path, "dashboards/") {
 			continue
 		}
-		d, err := dashboards.Parse(path, []byte(content))
+		d, err := grafana.Parse(path, []byte(content))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +167,7 @@ func seriesName(legend string, labels, vars map[string]string) string {
 	name := legendLabel.ReplaceAllStringFunc(legend, func(m string) string {
 		return labels[legendLabel.FindStringSubmatch(m)[1]]
 	})
-	return dashboards.Interpolate(name, vars)
+	return grafana.Interpolate(name, vars)
 }
 
 // panelCheck is what checkPanels is given: the instances the dashboards
@@ -185,7 +187,7 @@ type panelCheck struct {
 // in the row repeated per instance shows that instance's series under
 // names no two alike ("conflict, conflict" once). It returns how many
 // queries it evaluated.
-func checkPanels(t *testing.T, base string, ds []dashboards.Dashboard, c panelCheck) int {
+func checkPanels(t *testing.T, base string, ds []grafana.Dashboard, c panelCheck) int {
 	t.Helper()
 	checked := 0
 	for _, d := range ds {
@@ -216,7 +218,7 @@ func checkPanels(t *testing.T, base string, ds []dashboards.Dashboard, c panelCh
 }
 
 // checkPanel evaluates the queries of panel p for the instances shown.
-func checkPanel(t *testing.T, base, file string, p dashboards.Panel, pillar string, instances []string, named bool, c panelCheck) int {
+func checkPanel(t *testing.T, base, file string, p grafana.Panel, pillar string, instances []string, named bool, c panelCheck) int {
 	t.Helper()
 	var quoted []string
 	for _, i := range instances {
@@ -233,7 +235,7 @@ func checkPanel(t *testing.T, base, file string, p dashboards.Panel, pillar stri
 		if !selects(tg.Expr, c.selectors...) {
 			t.Errorf("%s / %q: %s does not hold the mixin's selectors %q in each selection", file, p.Title, tg.Expr, c.selectors)
 		}
-		expr := dashboards.Interpolate(tg.Expr, vars)
+		expr := grafana.Interpolate(tg.Expr, vars)
 		if unresolved.MatchString(expr) {
 			t.Errorf("%s / %q: unresolved variable in %s", file, p.Title, expr)
 		}
@@ -278,7 +280,7 @@ func checkPanel(t *testing.T, base, file string, p dashboards.Panel, pillar stri
 func TestDashboardsAcrossClusters(t *testing.T) {
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
-	files, err := mixin.Render(`{showMultiCluster: true}`)
+	files, err := render.Mixin(`{showMultiCluster: true}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e proves the dashboards and rules on the real thing: the
 // exporter binary in --demo mode, scraped by a real Prometheus that loads
 // our rules; every panel query of every dashboard and every rule is then
@@ -23,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/global-stability/global_stability_exporter/dashboards"
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/mixin"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/grafana"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/render"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -177,7 +179,7 @@ type setup struct {
 	labels     string   // YAML flow map of target labels, "{}" for none
 	selectors  []string // the mixin's selectors: every query and rule must hold one
 	rules      string   // path of the rules file
-	dashboards []dashboards.Dashboard
+	dashboards []grafana.Dashboard
 	unitTests  bool // run the promtool unit tests (written for the default selector)
 }
 
@@ -196,7 +198,7 @@ func TestDashboardsAndRulesOnRealPrometheus(t *testing.T) {
 func TestMixinWithAnotherSelector(t *testing.T) {
 	need(t, "prometheus")
 	const sel = `job="gsx", env="prod"`
-	files, err := mixin.Render(`{selector: 'job="gsx", env="prod"', exporterSelector: self.selector}`)
+	files, err := render.Mixin(`{selector: 'job="gsx", env="prod"', exporterSelector: self.selector}`)
 	if err != nil {
 		t.Fatal(err)
 	}

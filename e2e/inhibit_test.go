@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package e2e
 
 import (
@@ -16,7 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
-	"github.com/global-stability/global_stability_exporter/mixin"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/render"
 )
 
 // runbookInhibitions reads the inhibit table of docs/runbooks.md: which
@@ -63,7 +65,7 @@ func runbookInhibitions(t *testing.T) map[string][]string {
 // severity.
 func mixinAlertSeverities(t *testing.T, config string) map[string]string {
 	t.Helper()
-	files, err := mixin.Render(config)
+	files, err := render.Mixin(config)
 	if err != nil {
 		t.Fatal(err)
 	}

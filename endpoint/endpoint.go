@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package endpoint holds the rules about the API's data: one description
 // per endpoint (api.go) of what is read, how each value is judged and what
 // series it becomes, and the streaming reader and folds that follow from it.

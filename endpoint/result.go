@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package endpoint
 
 // Result is what a collection gives once every page has been read.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package handler serves /metrics: the scrape's deadline from Prometheus'
 // timeout header, a bound on concurrent scrapes, and the scrape's share of
 // a collection with the long-lived metrics. It knows nothing of the API.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package mixin_test
 
 import (
@@ -11,14 +13,14 @@ import (
 	"go.yaml.in/yaml/v2"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/mixin"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/render"
 )
 
 // TestRenderedFilesAreCurrent: the dashboards and rules in the repository
 // are exactly what the mixin renders with its default config, so an edit to
 // either side alone fails CI. `make mixin` brings them back in line.
 func TestRenderedFilesAreCurrent(t *testing.T) {
-	files, err := mixin.Render("{}")
+	files, err := render.Mixin("{}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ type alert struct {
 // config, in their order.
 func renderedAlerts(t *testing.T, config string) []alert {
 	t.Helper()
-	files, err := mixin.Render(config)
+	files, err := render.Mixin(config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ var ownSeries = []string{
 // an endpoint description's or its own. (The end-to-end test shows every
 // query returning data on a real Prometheus.)
 func TestEverySeriesTheMixinReadsExists(t *testing.T) {
-	files, err := mixin.Render("{}")
+	files, err := render.Mixin("{}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,10 +188,10 @@ func TestEverySeriesTheMixinReadsExists(t *testing.T) {
 // exporterSelector would leave the quota, demo and reload alerts and the
 // API panels on the default jobs, silently empty; rendering says so.
 func TestASelectorAloneIsRefused(t *testing.T) {
-	if _, err := mixin.Render(`{selector: 'job="gsx"'}`); err == nil || !strings.Contains(err.Error(), "set exporterSelector as well") {
+	if _, err := render.Mixin(`{selector: 'job="gsx"'}`); err == nil || !strings.Contains(err.Error(), "set exporterSelector as well") {
 		t.Errorf("a selector alone renders (error %v), want it refused naming exporterSelector", err)
 	}
-	if _, err := mixin.Render(`{selector: 'job="gsx"', exporterSelector: 'job="gsx"'}`); err != nil {
+	if _, err := render.Mixin(`{selector: 'job="gsx"', exporterSelector: 'job="gsx"'}`); err != nil {
 		t.Errorf("a selector with its exporterSelector: %v", err)
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package mixin_test
 
 import (
@@ -8,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/global-stability/global_stability_exporter/dashboards"
-	"github.com/global-stability/global_stability_exporter/mixin"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/grafana"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/render"
 )
 
 // multiClusterTests are promtool unit tests of the mixin rendered with
@@ -91,7 +93,7 @@ tests:
 // rendered rules.
 func TestMultiClusterAlertsKeepTheCluster(t *testing.T) {
 	promtool := lookPath(t, "promtool", "prometheus")
-	files, err := mixin.Render(`{showMultiCluster: true}`)
+	files, err := render.Mixin(`{showMultiCluster: true}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestMultiClusterAlertsKeepTheCluster(t *testing.T) {
 // the config names.
 func TestMultiClusterDashboardsSelectTheCluster(t *testing.T) {
 	for _, label := range []string{"cluster", "k8s_cluster"} {
-		files, err := mixin.Render(`{showMultiCluster: true, clusterLabel: "` + label + `"}`)
+		files, err := render.Mixin(`{showMultiCluster: true, clusterLabel: "` + label + `"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +128,7 @@ func TestMultiClusterDashboardsSelectTheCluster(t *testing.T) {
 				continue
 			}
 			n++
-			d, err := dashboards.Parse(path, []byte(content))
+			d, err := grafana.Parse(path, []byte(content))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package simulator is the Global Stability Intelligence Service in-process:
 // an http.Handler serving every described endpoint with plausible data
 // that moves in wall-clock time. It is the reference upstream for the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package targets is the API accounts one exporter process scrapes: their
 // settings (the flags', or the targets' file's with the flags' defaults),
 // where a target is built, and the live set that a reload replaces. A

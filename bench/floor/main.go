@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command floor is the bench harness's yardstick for CPU per scrape: the
 // least a Go program can do for a scrape. On each GET /metrics it fetches
 // every endpoint of the exporter's descriptions concurrently, as the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package charttest
 
 import (
@@ -15,8 +17,8 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/global-stability/global_stability_exporter/dashboards"
 	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/grafana"
 )
 
 // TestReleaseOnRealPrometheus puts one release under a real Prometheus the
@@ -102,7 +104,7 @@ func TestReleaseOnRealPrometheus(t *testing.T) {
 	checked := 0
 	for _, cm := range m.configMaps {
 		for key, text := range cm.Data {
-			d, err := dashboards.Parse(key, []byte(text))
+			d, err := grafana.Parse(key, []byte(text))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +112,7 @@ func TestReleaseOnRealPrometheus(t *testing.T) {
 				for _, tg := range p.Targets {
 					for _, pillar := range endpoint.Pillars {
 						vars := map[string]string{"instance": strings.ReplaceAll(regexp.QuoteMeta(exporterAddr), `\`, `\\`), "pillar": string(pillar), "indicator": ".+", "datasource": "prometheus"}
-						expr := dashboards.Interpolate(tg.Expr, vars)
+						expr := grafana.Interpolate(tg.Expr, vars)
 						n, err := promQuery(base, expr)
 						switch {
 						case err != nil:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package charttest proves the Helm chart and the kustomize example without
 // a cluster: what `helm template` and `kustomize build` render decodes
 // strictly as the Kubernetes kinds it claims to be (an unknown or misplaced

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command global-stability-simulator serves the simulated Global Stability
 // Intelligence Service on its own, for curl, for other clients and for the
 // bench harness.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package promtext reads Prometheus text exposition into samples, for
 // tests: a HELP line holds a metric's name and often the words a test looks
 // for, so a substring check can pass without the sample.

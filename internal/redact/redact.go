@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package redact keeps API keys out of everything the exporter writes. One
 // Redactor holds every key of the process. Plain reads our own text for a
 // key's forms; Upstream, the one door for text from the API, also undoes one

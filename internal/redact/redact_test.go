@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package redact
 
 import (
@@ -11,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/global-stability/global_stability_exporter/internal/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 )
 
 // Keys of the lengths and alphabets seen in the wild: a short hex token, a

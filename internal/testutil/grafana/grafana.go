@@ -1,6 +1,8 @@
-// Package dashboards holds the Grafana dashboards rendered from mixin/, and
-// reads their queries for the tests that evaluate them on a real Prometheus.
-package dashboards
+// SPDX-License-Identifier: Apache-2.0
+
+// Package grafana reads the part of Grafana's dashboard model that the
+// tests read: the panels and their queries, to evaluate on a real Prometheus.
+package grafana
 
 import (
 	"encoding/json"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package leakcheck finds pieces of an API key in text, for tests: an
 // account of the forms an upstream writes a key back in, sharing no code
 // with package redact, which it is there to check.

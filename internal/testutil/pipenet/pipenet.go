@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pipenet serves an http.Handler over net.Pipe, for tests: a real
 // server and transport, but no network, so the exchange runs inside a
 // testing/synctest bubble, where a TTL or a deadline takes no wall time.

@@ -1,7 +1,8 @@
-// Package mixin is the monitoring mixin: the jsonnet in this directory,
-// rendered into the dashboards and rules by `make mixin`, and by Render
-// in-process for tests, with other configs too.
-package mixin
+// SPDX-License-Identifier: Apache-2.0
+
+// Package render renders the monitoring mixin (mixin/) in-process, as
+// `make mixin` does, with any config, for the tests.
+package render
 
 import (
 	"fmt"
@@ -11,15 +12,15 @@ import (
 	"github.com/google/go-jsonnet"
 )
 
-// Render evaluates render.jsonnet as `make mixin` does, with config (an
+// Mixin evaluates mixin/render.jsonnet as `make mixin` does, with config (an
 // object overriding config.libsonnet's fields, "{}" for none), and returns
 // each file by its path from the repository's root. It reads the source tree.
-func Render(config string) (map[string]string, error) {
+func Mixin(config string) (map[string]string, error) {
 	_, here, _, _ := runtime.Caller(0)
 	vm := jsonnet.MakeVM()
 	vm.StringOutput = true
 	vm.TLACode("config", config)
-	files, err := vm.EvaluateFileMulti(filepath.Join(filepath.Dir(here), "render.jsonnet"))
+	files, err := vm.EvaluateFileMulti(filepath.Join(filepath.Dir(here), "..", "..", "..", "mixin", "render.jsonnet"))
 	if err != nil {
 		return nil, fmt.Errorf("render the mixin: %w", err)
 	}
