@@ -154,3 +154,33 @@ func TestReleaseArchives(t *testing.T) {
 		t.Error("LICENSE is not the Apache License 2.0 text")
 	}
 }
+
+// TestVersionIsTheNewestRelease: VERSION names the newest release of
+// CHANGELOG.md ("## X.Y.Z / YYYY-MM-DD"), and changes since it are in one
+// unreleased section above it, as in Prometheus' changelogs.
+func TestVersionIsTheNewestRelease(t *testing.T) {
+	version, err := os.ReadFile("VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changelog, err := os.ReadFile("CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(string(changelog), -1)
+	var releases []string
+	for i, h := range headings {
+		switch {
+		case h[1] == "main / unreleased" && i == 0:
+		case h[1] == "main / unreleased":
+			t.Errorf("CHANGELOG.md: %q is not the first section: what is not released goes above every release", h[0])
+		case regexp.MustCompile(`^\d+\.\d+\.\d+ / \d{4}-\d{2}-\d{2}$`).MatchString(h[1]):
+			releases = append(releases, strings.Fields(h[1])[0])
+		default:
+			t.Errorf("CHANGELOG.md: %q: want \"## X.Y.Z / YYYY-MM-DD\" or \"## main / unreleased\"", h[0])
+		}
+	}
+	if len(releases) == 0 || releases[0] != strings.TrimSpace(string(version)) {
+		t.Errorf("VERSION is %q, the newest release of CHANGELOG.md %q: cut a release in both", strings.TrimSpace(string(version)), releases)
+	}
+}
