@@ -2,7 +2,8 @@
 
 // Command global_stability_exporter exports the Global Stability
 // Intelligence Service's data, each endpoint as package endpoint describes
-// it, as Prometheus metrics, fetched fresh on every scrape.
+// it, as Prometheus metrics: each scrape collects every endpoint, reusing
+// an answer only while the API allows.
 package main
 
 import (

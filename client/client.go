@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package client is the transport to the Global Stability Intelligence
-// Service (spec: shared/spec/global-stability-api.md): authenticated GETs of
-// {base}/v1/{endpoint} and walks over cursor pages. It knows URLs, bytes and
-// statuses, never a body's fields; it returns typed errors and never logs.
+// Service (docs/api.md): authenticated GETs of {base}/v1/{endpoint} and
+// walks over cursor pages. It knows URLs, bytes and statuses, never a
+// body's fields; it returns typed errors and never logs.
 // The key goes only to the base URL's origin, and every text from the wire
 // goes through the door of internal/redact before anything cuts it.
 package client

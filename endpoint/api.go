@@ -8,9 +8,8 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// The one description of what the exporter knows of the API (spec:
-// shared/spec/global-stability-api.md): the rest follows from it (see
-// docs/development.md, "Adding an endpoint").
+// The one description of what the exporter knows of the API (docs/api.md):
+// the rest follows from it (docs/development.md, "Adding an endpoint").
 
 // Pillars are the four pillars of the composite score, in the spec's order.
 var Pillars = []string{"conflict", "cyber", "supply_chain", "macro"}
