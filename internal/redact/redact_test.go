@@ -392,10 +392,11 @@ func BenchmarkRedactLogLine(b *testing.B) {
 }
 
 // BenchmarkReadableWorstText is the door on the worst texts it reads
-// whole: MaxReadable bytes (an error body's excerpt; a label value is at
-// most half that), eight targets' keys held, each text the worst of its
-// kind: tokens just long enough to judge, a part in each; every window a
-// piece of a key; words that pass to the end.
+// whole: MaxReadable bytes (an error's message; an excerpt is at most 256,
+// a label value 128), eight targets' keys held, each text the worst of its
+// kind: tokens just long enough to judge, a part in each; parts between
+// many separators; every window a piece of a key; words that pass to the
+// end; escape introducers that start none.
 func BenchmarkReadableWorstText(b *testing.B) {
 	r := New()
 	for i := range 8 {
