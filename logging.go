@@ -34,7 +34,7 @@ func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.L
 
 // redactingLogger is the last step of every log line, whatever its source:
 // each value but a number, printed as text, loses every piece of a key the
-// process holds (Redactor.Plain), even in a line nobody thought of.
+// process holds (Redactor.Redact), even in a line nobody thought of.
 type redactingLogger struct {
 	next log.Logger
 	keys *redact.Redactor
@@ -60,13 +60,13 @@ func (l redactingLogger) redacted(v any) any {
 		// What the slog bridge hands over is redacted as if logged itself.
 		return l.redacted(v.Resolve().Any())
 	case string:
-		return l.keys.Plain(v)
+		return l.keys.Redact(v)
 	case []byte:
-		return l.keys.Plain(string(v))
+		return l.keys.Redact(string(v))
 	}
 	// fmt recovers a panicking String or Error method (a nil pointer's),
 	// so no value crashes the goroutine that logs.
-	return l.keys.Plain(fmt.Sprintf("%s", v))
+	return l.keys.Redact(fmt.Sprintf("%s", v))
 }
 
 // routeStdlibLog sends what the standard library logs on its own (an

@@ -405,3 +405,19 @@ func TestFileKeyFollowsEveryRotation(t *testing.T) {
 		t.Errorf("an empty key file: err = %v, want one saying it is empty", err)
 	}
 }
+
+// TestTheLandingPageQuotesOnlyPlainText: the landing page quotes the API's
+// address only where it reads plainly: a path holding what may be a key
+// (held by no target, so only the plain-text rule can keep it out) is
+// withheld, and a plain one is shown.
+func TestTheLandingPageQuotesOnlyPlainText(t *testing.T) {
+	srv := httptest.NewServer(simulator.New(simulator.Config{Key: secretKey}))
+	defer srv.Close()
+	for path, plain := range map[string]bool{"/gsis/eu-west": true, "/k3J9xPq2Lm8Rt5Vw7Yz1Ab4C": false} {
+		e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, "--api.url="+srv.URL+path)
+		page := e.get(t, "/")
+		if shown := strings.Contains(page, "API: "+srv.URL+path); shown != plain || !plain && (strings.Contains(page, path[1:9]) || !strings.Contains(page, "&lt;withheld: ")) {
+			t.Errorf("API URL %s: shown %v, want %v, withheld otherwise:\n%s", srv.URL+path, shown, plain, page)
+		}
+	}
+}

@@ -126,8 +126,9 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
 				}
 			}
-			// Through the door again: a key held since may be in it.
-			return html.EscapeString(api + ". Last scrape: " + keys.Upstream(last))
+			// The last scrape's text passed the door; redacted again, as a
+			// key held since may be in it. The API's address is quoted.
+			return html.EscapeString(keys.Readable(api) + ". Last scrape: " + keys.Redact(last))
 		}
 		var b strings.Builder
 		if set == nil {
@@ -135,7 +136,8 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 		} else {
 			b.WriteString("<div>Targets (Prometheus scrapes each as /probe?target=NAME):</div><ul>")
 			for _, t := range set.Targets() {
-				fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s</li>`, url.QueryEscape(t.Name), html.EscapeString(t.Name), describe(t))
+				name := keys.Readable(t.Name) // quoted, in the link too
+				fmt.Fprintf(&b, `<li><a href="probe?target=%s">%s</a>: %s</li>`, url.QueryEscape(name), html.EscapeString(name), describe(t))
 			}
 			b.WriteString("</ul>")
 		}

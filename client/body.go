@@ -47,7 +47,7 @@ func decodedBody(resp *http.Response, keys *redact.Redactor) (io.Reader, error) 
 		return zr, nil
 	default:
 		// Through the door before it is cut: a cut could hide a key from it.
-		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(keys.Upstream(raw), 32))
+		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(keys.Readable(raw), 32))
 	}
 }
 

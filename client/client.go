@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/version"
 
@@ -97,7 +98,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("base URL is not a valid URL") // url.Parse's error quotes it, user:password included
 	}
 	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("base URL %q must be absolute, with scheme http or https", base.Redacted())
+		return nil, fmt.Errorf("base URL %q must be absolute, with scheme http or https", redact.Readable(base.Redacted())) // a key pasted there is not echoed
 	}
 	if cfg.APIKey == nil {
 		return nil, errors.New("no API key source")
@@ -237,7 +238,7 @@ func (c *Client) classify(where string, body *recorder, err error) error {
 	if de, ok := errors.AsType[*DecodeError](err); ok {
 		return &DecodeError{Endpoint: where, Field: de.Field, Err: c.redactError(de.Err)}
 	}
-	msg := c.cfg.Keys.Upstream(err.Error())
+	msg := c.cfg.Keys.Readable(err.Error())
 	if head := c.excerpt(string(body.head), 80); head != "" && errors.Is(err, ErrNotJSON) {
 		msg += fmt.Sprintf(" (body starts %q)", head)
 	}
@@ -245,7 +246,16 @@ func (c *Client) classify(where string, body *recorder, err error) error {
 }
 
 // excerpt makes text from the wire fit for a log line: through the door
-// first, so that no cut hides a key from it.
+// first, so that no cut hides a key from it. A character that the read cut
+// short at the end is dropped, not a reason to withhold the rest.
 func (c *Client) excerpt(s string, max int) string {
-	return sanitize(c.cfg.Keys.Upstream(s), max)
+	for i := len(s) - 1; i >= 0 && i > len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				s = s[:i]
+			}
+			break
+		}
+	}
+	return sanitize(c.cfg.Keys.Readable(s), max)
 }

@@ -463,9 +463,9 @@ func TestKeyNeverPrinted(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	for _, base := range []string{"", "api.example.com", "ftp://api.example.com", "http://", "://x"} {
-		if _, err := client.New(client.Config{BaseURL: base, APIKey: client.StaticKey("k")}); err == nil {
-			t.Errorf("New(%q) succeeded, want an error", base)
+	for _, base := range []string{"", "api.example.com", "ftp://api.example.com", "http://", "://x", testKey} {
+		if _, err := client.New(client.Config{BaseURL: base, APIKey: client.StaticKey("k")}); err == nil || strings.Contains(err.Error(), testKey[4:20]) {
+			t.Errorf("New(%q): %v, want an error that does not quote a key", base, err)
 		}
 	}
 	if _, err := client.New(client.Config{BaseURL: "http://x"}); err == nil {

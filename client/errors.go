@@ -130,7 +130,7 @@ func (e *redactedError) Is(target error) bool { return errors.Is(e.orig, target)
 
 // redactError passes err's text, which may quote upstream bytes, through the door.
 func (c *Client) redactError(err error) error {
-	if msg := c.cfg.Keys.Upstream(err.Error()); msg != err.Error() {
+	if msg := c.cfg.Keys.Readable(err.Error()); msg != err.Error() {
 		return &redactedError{msg: msg, orig: err}
 	}
 	return err

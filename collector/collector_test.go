@@ -405,21 +405,23 @@ func fakeAPI(bodies map[string]string) http.Handler {
 }
 
 func TestLabelValuesAreEscapedAndCapped(t *testing.T) {
-	weird := []string{"ünïcødé ☢ 指标", `quote " inside`, `back\slash`, "new\nline", "dup", "dup"}
+	// Plain text that the exposition format escapes (a backslash is not
+	// plain: such a name is left out, TestTheKeyNeverLeavesThroughAnEscape).
+	weird := []string{"ünïcødé ☢ 指标", `quote " inside`, "Riots & protests, 5% more", "new\nline", "dup", "dup"}
 	var inds []string
 	for i, k := range weird {
 		inds = append(inds, fmt.Sprintf(`{"key":%q,"value":%d}`, k, i))
 	}
 	api := fakeAPI(healthyBodies(func(p string) string {
 		return `{"pillar":"` + p + `","delta_24h":0.5,"indicators":[` + strings.Join(inds, ",") + `],"as_of":"2026-11-22T00:00:00Z"}`
-	}, `{"score":50,"trend":"vers le \"haut\"\\n","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`))
+	}, `{"score":50,"trend":"vers le \"haut\"\n","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`))
 	e := newEnv(t, simulator.Config{}, api, func(c *collector.Config) { c.Endpoint.MaxLabelValues = 3 })
 	code, body := e.scrape(t, "")
 	s := series(t, body)
 	if code != 200 || s["global_stability_up"] != 1 {
 		t.Fatalf("status %d up %v\n%s", code, s["global_stability_up"], body)
 	}
-	if s[`global_stability_trend{trend="vers le \"haut\"\\n"}`] != 1 {
+	if s[`global_stability_trend{trend="vers le \"haut\"\n"}`] != 1 {
 		t.Errorf("trend label did not round-trip:\n%s", body)
 	}
 	// The cap is per pillar: each keeps its first three keys, in the API's order.

@@ -16,15 +16,20 @@ import (
 )
 
 // Escapes an upstream writes text in, each a function of one character
-// (so that each piece of the key has an encoding of its own to look for).
+// (so that each piece of the key has an encoding of its own to look for),
+// each escape introducer at least once.
 var charEscapes = map[string]func(r rune) string{
 	// .NET's System.Text.Json escapes '+', '/', '=', '&', '<', '>' and
 	// every non-ASCII character by default; here, every character, as
 	// some frameworks do.
-	"JSON \\u":     func(r rune) string { return fmt.Sprintf(`\u%04X`, r) },
-	"HTML decimal": func(r rune) string { return fmt.Sprintf("&#%d;", r) },
-	"HTML hex":     func(r rune) string { return fmt.Sprintf("&#x%x;", r) },
-	"percent":      func(r rune) string { return fmt.Sprintf("%%%02X", r) },
+	"JSON \\u":                func(r rune) string { return fmt.Sprintf(`\u%04X`, r) },
+	"JavaScript \\u{X}":       func(r rune) string { return fmt.Sprintf(`\u{%x}`, r) },
+	"JavaScript \\xHH":        func(r rune) string { return fmt.Sprintf(`\x%02x`, r) },
+	"HTML decimal":            func(r rune) string { return fmt.Sprintf("&#%d;", r) },
+	"HTML hex":                func(r rune) string { return fmt.Sprintf("&#x%x;", r) },
+	"HTML hex without its ;":  func(r rune) string { return fmt.Sprintf("&#X%X", r) },
+	"percent":                 func(r rune) string { return fmt.Sprintf("%%%02X", r) },
+	"percent, lower-case hex": func(r rune) string { return fmt.Sprintf("%%%02x", r) },
 }
 
 func escapeAll(s string, esc func(rune) string) string {
@@ -107,7 +112,9 @@ func TestTheKeyNeverLeavesThroughAnEscape(t *testing.T) {
 				})
 				logs, body := scrapeWithKey(t, upstream, key)
 				tc.check(t, parseSamples(t, body))
-				for what, text := range map[string]string{"the log": logs, "/metrics": body} {
+				// logfmt and the exposition format write a backslash as two.
+				unquoted := strings.NewReplacer(`\\`, `\`, `\"`, `"`)
+				for what, text := range map[string]string{"the log": unquoted.Replace(logs), "/metrics": unquoted.Replace(body)} {
 					for _, e := range charEscapes {
 						if piece := escapedLeak(text, key, e); piece != "" {
 							t.Errorf("%s shows %q of the key, escaped:\n%s", what, piece, text)

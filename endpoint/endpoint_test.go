@@ -318,19 +318,21 @@ func TestExtraFieldsAndTimestampFormsAccepted(t *testing.T) {
 	}
 }
 
-// TestNamesAreExportedAsTheAPIWritesThem: every escape decoded, invalid
-// UTF-8 replaced by U+FFFD (what is exported is valid UTF-8), a key
-// written with escapes matched like any other.
+// TestNamesAreExportedAsTheAPIWritesThem: every JSON escape decoded,
+// invalid UTF-8 replaced by U+FFFD (what is exported is valid UTF-8); a
+// name that then does not read plainly (a backslash, a control character)
+// is left out and counted, as every text the exporter quotes.
 func TestNamesAreExportedAsTheAPIWritesThem(t *testing.T) {
 	tests := map[string]string{
-		`"a\"b"`: `a"b`, `"a\\b"`: `a\b`, `"a\/b"`: "a/b", `"\b\f\n\r\t"`: "\b\f\n\r\t",
+		`"a\"b"`: `a"b`, `"a\/b"`: "a/b", `"Riots \u0026 protests"`: "Riots & protests",
 		`"\u0041\u00e9"`: "Aé", `"\uD83D\uDE00"`: "😀", `"\uD83Dx"`: "\uFFFDx", `"\uDE00"`: "\uFFFD",
-		"\"\xff\"": "\uFFFD", "\"a\x7f\"": "a\x7f", `"指标"`: "指标",
+		"\"\xff\"": "\uFFFD", `"指标"`: "指标",
+		`"a\\b"`: "", `"\b\f\n\r\t"`: "", "\"a\x7f\"": "", `"\u0026#103;"`: "",
 	}
 	for in, want := range tests {
 		r, err := fetch(t, endpoint.Overview, strings.Replace(okOverview, `"trend":"stable"`, `"tr\u0065nd":`+in, 1))
-		if _, ok := samples(r)["global_stability_trend{"+want+"}"]; err != nil || !ok {
-			t.Errorf("trend %s: %v, %v; want the label %q", in, samples(r), err, want)
+		if _, ok := samples(r)["global_stability_trend{"+want+"}"]; err != nil || ok != (want != "") || r.Invalid.Counts["trend"] != 0 != (want == "") {
+			t.Errorf("trend %s: %v, invalid %v, %v; want the label %q, or none and one invalid", in, samples(r), r.Invalid.Counts, err, want)
 		}
 	}
 }

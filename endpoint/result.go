@@ -84,22 +84,20 @@ func (col *Collection) Result() Result {
 	for _, f := range col.folds {
 		f.emit(&r, col.e.Labels)
 	}
-	col.withoutKeys(&r)
+	col.onlyReadable(&r)
 	return r
 }
 
-// withoutKeys leaves out, counted as invalid, each series whose label value
-// from the API the door would change (a key behind escapes, or escapes
-// nested deeper): /metrics writes it as it is, a dashboard decodes it. Only
-// exported series are checked, so the label caps bound the cost.
-func (col *Collection) withoutKeys(r *Result) {
-	if col.c.Keys == nil {
-		return
-	}
+// onlyReadable leaves out, counted as invalid, each series with a label
+// value from the API that Redactor.Readable would not quote as it is: a
+// label value is quoted text like any other, shown as it is by /metrics and
+// Grafana, so it follows the same rule (a lone & or %, as in "Riots &
+// protests", is kept). Only exported series are checked: the caps bound the cost.
+func (col *Collection) onlyReadable(r *Result) {
 	kept := r.Samples[:0]
 	for _, s := range r.Samples {
-		if field := col.holdsKey(s); field != "" {
-			r.Invalid.add(field, field+": a name holds a piece of an API key behind escapes, or escapes nested too deep to judge")
+		if field := col.unreadable(s); field != "" {
+			r.Invalid.add(field, field+": a name holds a piece of an API key or does not read plainly (an escape, a control character or a token that may be a key)")
 		} else {
 			kept = append(kept, s)
 		}
@@ -107,11 +105,11 @@ func (col *Collection) withoutKeys(r *Result) {
 	r.Samples = kept
 }
 
-// holdsKey is the field s counts under if a label value holds a key, or "".
-func (col *Collection) holdsKey(s Sample) string {
+// unreadable is the field s counts under if a label value is not readable, or "".
+func (col *Collection) unreadable(s Sample) string {
 	for i, name := range s.Metric.Labels {
-		if _, fixed := col.e.Labels[name]; fixed || name == "endpoint" || col.c.Keys.Upstream(s.Labels[i]) == s.Labels[i] {
-			continue // from the description, not the API, or clean
+		if _, fixed := col.e.Labels[name]; fixed || name == "endpoint" || col.c.Keys.Readable(s.Labels[i]) == s.Labels[i] {
+			continue // from the description, not the API, or readable
 		}
 		for _, f := range col.e.Fields {
 			if f.Metric == s.Metric {

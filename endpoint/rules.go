@@ -70,7 +70,8 @@ var (
 )
 
 // Name is text that becomes a label value: 1 to maxNameBytes bytes of UTF-8
-// (invalid bytes become U+FFFD), no piece of a key: /metrics shows it as it is.
+// (invalid bytes become U+FFFD), no piece of a key: /metrics shows it as it
+// is. Whether it reads plainly is judged on the series exported (onlyReadable).
 func Name(raw jsontext.Value, c *Config) (Value, string) {
 	b, bad := textBytes(raw, maxNameBytes)
 	if bad != "" {
@@ -83,8 +84,8 @@ func Name(raw jsontext.Value, c *Config) (Value, string) {
 	switch {
 	case s == "":
 		return Value{}, "empty"
-	case c.Keys.Plain(s) != s: // behind escapes: Collection.Result, for the names exported
-		return Value{}, "holds a piece of the API key"
+	case c.Keys.Redact(s) != s:
+		return Value{}, "holds a piece of an API key"
 	}
 	if c.interned != nil && len(c.interned) < maxInterned {
 		c.interned[s] = s

@@ -33,10 +33,10 @@ func TestEveryKeyIsHeldFromBuildToLastProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := func(key string) bool { return env.Keys.Plain("echo "+key) == "echo "+redact.Mark }
+	held := func(key string) bool { return env.Keys.Redact("echo "+key) == "echo "+redact.Mark }
 	for _, a := range accounts {
 		if n, _ := a.requests(); n > 0 || !held(a.key) {
-			t.Fatalf("before any request (%d sent), a target's key is not held: %q", n, env.Keys.Plain(a.key))
+			t.Fatalf("before any request (%d sent), a target's key is not held: %q", n, env.Keys.Redact(a.key))
 		}
 	}
 

@@ -244,7 +244,7 @@ func TestAKeyGoesOnlyToItsOwnOrigin(t *testing.T) {
 	}
 	// Every line of the log is redacted of every target's keys.
 	line := "echo: " + redirecting.key + " and " + other.key
-	if got := env.Keys.Plain(line); strings.Contains(got, redirecting.key[4:12]) || strings.Contains(got, other.key[4:12]) {
+	if got := env.Keys.Redact(line); strings.Contains(got, redirecting.key[4:12]) || strings.Contains(got, other.key[4:12]) {
 		t.Errorf("redacted line %q still holds a key", got)
 	}
 }

@@ -1,49 +1,51 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package redact keeps API keys out of everything the exporter writes. One
-// Redactor holds every key of the process. Plain reads our own text for a
-// key's forms; Upstream, the one door for text from the API, also undoes one
-// layer of escapes and withholds any text they nest deeper in.
+// Redactor holds every key of the process: Redact takes each piece of a key
+// held out of a text; Readable, the door for text from the API and for every
+// path, URL or name a message quotes, also withholds a text that does not
+// read plainly, so that nothing is ever decoded to be judged.
 package redact
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
-// Mark stands in for a key, or a piece of one, in any text.
-const Mark = "<redacted>"
+const (
+	// Mark stands in for a key, or a piece of one, in any text.
+	Mark = "<redacted>"
+	// MinPiece is the shortest run of a key's bytes removed wherever it
+	// appears: shorter runs match ordinary text too often.
+	MinPiece = 8
+	// MinKeyLength is twice MinPiece: what a cut excerpt can still show of a
+	// key (under MinPiece bytes at each end) is under half of it. Shorter
+	// keys are refused where keys are read.
+	MinKeyLength = 2 * MinPiece
+	// MaxKeys bounds a Ring: a key file rotated hourly keeps two days covered.
+	MaxKeys = 64
+)
 
-// MinPiece is the shortest run of a key's bytes removed wherever it appears
-// (a shorter form, whole): shorter runs match ordinary text too often.
-const MinPiece = 8
-
-// MinKeyLength is twice MinPiece: what a cut excerpt can still show of a key
-// (under MinPiece bytes at each end) is under half of it, and no ordinary
-// word holds its pieces by chance.
-const MinKeyLength = 2 * MinPiece
-
-// MaxKeys bounds a Ring: a key file rotated hourly keeps two days covered.
-const MaxKeys = 64
-
-// Withheld is what Upstream gives instead of a text of n bytes.
+// Withheld is what a text of n bytes becomes where it may not be quoted.
 func Withheld(n int) string { return "<withheld: " + strconv.Itoa(n) + " bytes>" }
 
 // Redactor holds every key of the process; safe for concurrent use, and nil holds none.
 type Redactor struct {
 	mu     sync.RWMutex
 	pieces map[uint64]int32 // how often each MinPiece-byte window of a form of a key held, folded, occurs
-	short  map[string]int32 // how often each form shorter than MinPiece, folded, occurs
-	filter [1 << 14]uint32  // the pieces by a hash: most windows of a text skip the map, which would cost most of the time
+	filter [1 << 14]uint32  // the pieces by a hash: most windows of a text skip the map, which costs three times as much
 }
 
 // New returns a Redactor holding no key.
-func New() *Redactor { return &Redactor{pieces: map[uint64]int32{}, short: map[string]int32{}} }
+func New() *Redactor { return &Redactor{pieces: map[uint64]int32{}} }
 
 // Ring is one target's last MaxKeys keys: a rotated key file leaves the earlier covered.
 type Ring struct {
@@ -82,17 +84,12 @@ func (g *Ring) Drop() {
 	g.keys, g.gone = nil, true
 }
 
-// hold adds (by 1) or takes away (by -1) key's forms. The caller holds mu.
+// hold adds (by 1) or takes away (by -1) the pieces of key's forms. The caller holds mu.
 func (r *Redactor) hold(key string, by int32) {
 	for _, f := range forms(key) {
-		if f = folded(f); f != "" && len(f) < MinPiece {
-			if r.short[f] += by; r.short[f] == 0 {
-				delete(r.short, f)
-			}
-		}
 		var w uint64
 		for i := range len(f) {
-			if w = w<<8 | uint64(f[i]); i >= MinPiece-1 {
+			if w = w<<8 | uint64(folding[f[i]]); i >= MinPiece-1 {
 				r.filter[hash(w)] += uint32(by) //nolint:gosec // G115: -1 wraps to a decrement
 				if r.pieces[w] += by; r.pieces[w] == 0 {
 					delete(r.pieces, w)
@@ -104,112 +101,100 @@ func (r *Redactor) hold(key string, by int32) {
 
 func hash(w uint64) uint64 { return w * 0x9E3779B97F4A7C15 >> 50 }
 
-// Plain returns our own text s with each piece of a key held as Mark.
-func (r *Redactor) Plain(s string) string { return r.redact(s, false) }
-
-// Upstream is the door for text from the API: Plain, or Withheld(len(s)) if
-// s undone once shows a key, escapes nested deeper, or what it cannot read.
-func (r *Redactor) Upstream(s string) string { return r.redact(s, true) }
-
-func (r *Redactor) redact(s string, upstream bool) string {
+// Redact returns s with each run of bytes in a piece of a form of a key held
+// as one Mark. It decodes nothing: the forms are matched as they are written.
+func (r *Redactor) Redact(s string) string {
 	if r == nil {
 		return s
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out, found := find(r, s)
-	if !found {
-		out = s
-	}
-	if !upstream {
-		return out
-	}
-	once, decoded := unescape([]byte(out), escapeKinds)
-	holds := func(b []byte) bool { _, found := find(r, b); return found }
-	if decoded && (holds(once) || hasEscape(once) || partialReadings([]byte(out), holds)) ||
-		inBase64(once, func(d []byte) bool { return holds(d) || nested(d) }) {
-		return Withheld(len(s))
-	}
-	return out
-}
-
-// find returns s with each run of bytes that is part of a piece of a key
-// replaced by one Mark, if there is any.
-func find[T string | []byte](r *Redactor, s T) (marked string, found bool) {
-	var hit []bool
-	mark := func(from, to int) {
-		if hit == nil {
-			hit = make([]bool, len(s))
-		}
-		for ; from < to; from++ {
-			hit[from] = true
-		}
-	}
-	var w uint64
-	for i := 0; i < len(s); i++ {
-		if w = w<<8 | uint64(folding[s[i]]); i >= MinPiece-1 && r.filter[hash(w)] > 0 && r.pieces[w] > 0 {
-			mark(i+1-MinPiece, i+1)
-		}
-	}
-	for f := range r.short {
-		l := folded(string(s))
-		for at, i := 0, strings.Index(l, f); i >= 0; at, i = at+i+1, strings.Index(l[at+i+1:], f) {
-			mark(at+i, at+i+len(f))
-		}
-	}
 	var b strings.Builder
-	for i := range hit {
-		if !hit[i] {
-			b.WriteByte(s[i])
-		} else if i == 0 || !hit[i-1] {
-			b.WriteString(Mark)
+	to := -1 // where the last run of marked bytes ends
+	var w uint64
+	for i := range len(s) {
+		if w = w<<8 | uint64(folding[s[i]]); i >= MinPiece-1 && r.filter[hash(w)] > 0 && r.pieces[w] > 0 {
+			if start := i + 1 - MinPiece; start > to {
+				b.WriteString(s[max(to, 0):start] + Mark)
+			}
+			to = i + 1
 		}
 	}
-	return b.String(), hit != nil
+	if to < 0 {
+		return s
+	}
+	return b.String() + s[to:]
 }
 
-// forms are the ways a key is written: as our code prints it, as servers
-// echo it (JSON's `\/`, percent-encoded), its UTF-8 read as Latin-1 (a Python
-// WSGI server's headers, for JSON to escape as \u00XX), and base64 of either.
+// forms are the ways a key is written: as our code prints it (Go- and
+// JSON-quoted), as servers echo it (JSON's `\/`, percent-encoded), and its
+// base64. Escaped forms matter in our own text: the API's escapes are withheld.
 func forms(key string) []string {
 	j, _ := json.Marshal(key)
-	latin1 := make([]rune, len(key))
-	for i := range len(key) {
-		latin1[i] = rune(key[i])
-	}
-	q, a, js := strconv.Quote(key), strconv.QuoteToASCII(key), string(j[1:len(j)-1]) // without their quotes
-	out := []string{key, q[1 : len(q)-1], a[1 : len(a)-1], js, strings.ReplaceAll(js, "/", `\/`), url.QueryEscape(key), url.PathEscape(key), string(latin1)}
-	for _, k := range []string{key, string(latin1)} {
-		for pad := range 3 {
-			e := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x00", pad) + k + "\x00\x00"))
-			// The characters whose six bits all come from the key.
-			if from, to := (8*pad+5)/6, 8*(pad+len(k))/6; from < to {
-				out = append(out, e[from:to])
-			}
-		}
+	q, js := strconv.Quote(key), string(j[1:len(j)-1]) // without their quotes
+	out := []string{key, q[1 : len(q)-1], js, strings.ReplaceAll(js, "/", `\/`), url.QueryEscape(key), url.PathEscape(key)}
+	for pad := range 3 { // the characters whose six bits all come from the key
+		e := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x00", pad) + key + "\x00\x00"))
+		out = append(out, e[(8*pad+5)/6:8*(pad+len(key))/6])
 	}
 	return out
 }
 
-// folding lower-cases ASCII letters (a header's case changed carries no key
-// past) and reads base64url's '-' and '_' as base64's '+' and '/' (one form
-// of a key's base64 covers both alphabets, mixed too).
+// MaxReadable is the longest text Readable passes: an error's message, which
+// may quote a URL or an error body's excerpt (256 bytes).
+const MaxReadable = 512
+
+// Readable returns s if a message may quote it as it stands, else
+// Withheld(len(s)): it passes printable UTF-8 of at most MaxReadable bytes
+// with no escape and no token that may be a key (keyLike). There is nothing
+// to decode: what is not plain is not shown. It knows no key.
+func Readable(s string) string {
+	if len(s) > MaxReadable || !utf8.ValidString(s) || escape.MatchString(s) ||
+		strings.ContainsFunc(s, func(c rune) bool { return !unicode.IsPrint(c) && !unicode.IsSpace(c) }) ||
+		slices.ContainsFunc(token.FindAllString(s, -1), keyLike) {
+		return Withheld(len(s))
+	}
+	return s
+}
+
+// Readable is the door for text from the API and for every path, URL or
+// name a message quotes: s redacted, if that reads plainly, else withheld.
+func (r *Redactor) Readable(s string) string {
+	if out := r.Redact(s); Readable(out) == out {
+		return out
+	}
+	return Withheld(len(s))
+}
+
+// escape is where JSON, Go, a URL or HTML would read another character: a
+// backslash; % and two hex digits; & and # or a letter ("&amp" needs no ";").
+// A lone & or % ("Riots & protests", "5% down") starts none.
+var escape = regexp.MustCompile(`\\|%[0-9A-Fa-f]{2}|&[#A-Za-z]`)
+
+// token is a run of MinKeyLength or more of base64's characters, either alphabet.
+var token = regexp.MustCompile(`[A-Za-z0-9+/=_-]{` + strconv.Itoa(MinKeyLength) + `,}`)
+
+// keyLike reports whether a token may be a key or an encoding: a part of it
+// between + / = _ - of MinPiece or more is not a word. Names, paths and error
+// codes are words ("violence_against_civilians", "ransomware_incidents_7d",
+// "RATE_LIMIT_EXCEEDED"); keys, hex and base64 mix digits and letters of
+// both cases. A key of small letters reads as words: only a Redactor finds it.
+func keyLike(token string) bool {
+	return slices.ContainsFunc(strings.FieldsFunc(token, func(c rune) bool { return strings.ContainsRune("+/=_-", c) }),
+		func(part string) bool { return len(part) >= MinPiece && !word.MatchString(part) })
+}
+
+// word is letters only: capitals, or a word's humps ("StrategicDevelopments").
+var word = regexp.MustCompile(`^(?:[A-Z]+|[A-Z]?[a-z]+(?:[A-Z][a-z]{2,})*)$`)
+
+// folding lower-cases ASCII letters (a key's case changed is still the key)
+// and reads base64url's '-' and '_' as base64's '+' and '/' (one form of a
+// key's base64 covers both alphabets, mixed too).
 var folding = func() (t [256]byte) {
 	for i := range t {
 		t[i] = byte(i)
 	}
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] += 'a' - 'A'
-	}
+	copy(t['A':], "abcdefghijklmnopqrstuvwxyz")
 	t['-'], t['_'] = '+', '/'
 	return t
 }()
-
-// folded is s with every byte folded, each at its offset.
-func folded(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		b[i] = folding[c]
-	}
-	return string(b)
-}

@@ -4,9 +4,14 @@ package redact
 
 import (
 	"crypto/sha256"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,12 +22,14 @@ import (
 )
 
 // Keys of the lengths and alphabets seen in the wild: a short hex token, a
-// JWT-like one with dots, dashes and underscores, and a long one with every
-// character that some encoding changes ('#' cuts a URL, '/' is escaped by
-// JSON encoders, '+' and '=' by percent-encoding, '"' and '\' by quoting).
+// JWT-like one with dots, dashes and underscores, one of lower-case words
+// (which reads as plain text), and a long one with every character that
+// some encoding changes ('#' cuts a URL, '/' is escaped by JSON encoders,
+// '+' and '=' by percent-encoding, '"' and '\' by quoting).
 var keys = []string{
 	"9f8e7d6c5b4a3f2e",
 	"gsk_Live.eyJhbGciOiJIUzI1NiJ9-Zm9v_YmFy",
+	"correct-horse-battery-staple",
 	strings.Repeat(`Ab1/+=#&"\<>%~ zZ9`, 9),
 }
 
@@ -48,6 +55,45 @@ func writtenForms(key string) []string {
 	return append(leakcheck.Forms(key), strings.ToLower(key), strings.ToUpper(key), strings.ToLower(url.QueryEscape(key)))
 }
 
+// encoded are the ways a server may write a key that none of its forms
+// holds, each escape introducer at least once, and escapes of escapes.
+var encoded = map[string]func(string) string{
+	"JSON \\u":     func(s string) string { return eachChar(s, `\u%04X`) },
+	"JS \\u{X}":    func(s string) string { return eachChar(s, `\u{%x}`) },
+	"\\xHH":        func(s string) string { return eachByte(s, `\x%02x`) },
+	"HTML decimal": func(s string) string { return eachChar(s, "&#%d;") },
+	"HTML hex":     func(s string) string { return eachChar(s, "&#x%X") },
+	"HTML named": func(s string) string {
+		return strings.NewReplacer("a", "&ascr;", "e", "&escr;", "i", "&iscr;", "o", "&oscr;", "9", "&#57;").Replace(s)
+	},
+	"percent":       func(s string) string { return eachByte(s, "%%%02X") },
+	"percent twice": func(s string) string { return eachByte(s, "%%25%02x") },
+	"hex":           func(s string) string { return hex.EncodeToString([]byte(s)) },
+	"base32":        func(s string) string { return base32.StdEncoding.EncodeToString([]byte(s)) },
+	"base64 of JSON \\u": func(s string) string {
+		return base64.StdEncoding.EncodeToString([]byte(eachChar(s, `\u%04x`)))
+	},
+	"base64 of base64": func(s string) string {
+		return base64.RawURLEncoding.EncodeToString([]byte(base64.StdEncoding.EncodeToString([]byte(s))))
+	},
+}
+
+func eachChar(s, format string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, format, r)
+	}
+	return b.String()
+}
+
+func eachByte(s, format string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		fmt.Fprintf(&b, format, s[i])
+	}
+	return b.String()
+}
+
 // pieces calls f with every piece of form from MinPiece bytes to whole, in
 // texts that put it at the start, the middle, the end, and twice.
 func pieces(form string, f func(text string)) {
@@ -67,92 +113,125 @@ func pieces(form string, f func(text string)) {
 	}
 }
 
+// readings are text and what one layer of the escapes it might hold reads
+// as, by the standard library's decoders: a reader who undoes them finds
+// no more than leakcheck does in text.
+func readings(text string) []string {
+	out := []string{text, html.UnescapeString(text)}
+	if s, err := url.PathUnescape(text); err == nil {
+		out = append(out, s)
+	}
+	var s string
+	if json.Unmarshal([]byte(`"`+text+`"`), &s) == nil {
+		out = append(out, s)
+	}
+	for _, run := range base64Run.FindAllString(text, -1) {
+		for off := range 4 {
+			d, _ := base64.RawURLEncoding.DecodeString(strings.NewReplacer("+", "-", "/", "_").Replace(run[off:][:(len(run)-off)/4*4]))
+			out = append(out, string(d))
+		}
+	}
+	return out
+}
+
+// base64Run is a run of either alphabet long enough to hold MinPiece bytes.
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{11,}`)
+
+// leak is a piece of key that a reading of text holds, or "".
+func leak(text, key string) string {
+	for i, r := range readings(text) {
+		if i > 0 && r == text {
+			continue
+		}
+		if piece := leakcheck.Find(r, key); piece != "" {
+			return piece
+		}
+	}
+	return ""
+}
+
 // TestNoPieceOfAKeyAnywhere: every piece of every written form of a key,
-// anywhere in a text, is gone from what Upstream lets through (a Mark in
-// its place, or the text withheld), and every piece of a plain form from
-// what Plain lets through.
+// anywhere in a text, is gone from what Readable lets through (a Mark in
+// its place, or the text withheld), and every piece of a form our code
+// prints from what Redact lets through; a key written in any escape or
+// encoding none of its forms holds is withheld whole.
 func TestNoPieceOfAKeyAnywhere(t *testing.T) {
 	for _, key := range keys {
 		r := holding(key)
 		for _, form := range writtenForms(key) {
 			pieces(form, func(text string) {
-				if got := r.Upstream(text); leakcheck.Find(got, key) != "" || readsKey(got, key) != "" {
-					t.Fatalf("key %.12q…: Upstream(%q) = %q still holds a piece", key, text, got)
+				if got := r.Readable(text); leak(got, key) != "" {
+					t.Fatalf("key %.12q…: Readable(%q) = %q still holds %q", key, text, got, leak(got, key))
 				}
 			})
 		}
 		for _, form := range plainForms(key) {
 			pieces(form, func(text string) {
-				if got := r.Plain(text); leakcheck.Find(got, key) != "" {
-					t.Fatalf("key %.12q…: Plain(%q) = %q still holds %q", key, text, got, leakcheck.Find(got, key))
+				if got := r.Redact(text); leakcheck.Find(got, key) != "" {
+					t.Fatalf("key %.12q…: Redact(%q) = %q still holds %q", key, text, got, leakcheck.Find(got, key))
 				}
 			})
+		}
+		for name, encode := range encoded {
+			for _, text := range []string{encode(key), `{"detail":"key ` + encode(key) + ` refused"}`} {
+				if got := r.Readable(text); got != Withheld(len(text)) {
+					t.Errorf("key %.12q…, %s: Readable = %q, want it withheld", key, name, got)
+				}
+			}
 		}
 	}
 }
 
-// TestOrdinaryTextIsKept: redaction removes what holds a piece of a key
-// and nothing else, so log lines stay readable.
+// TestOrdinaryTextIsKept walks the kinds of text that pass: redaction
+// removes what holds a piece of a key and nothing else, and plain text is
+// quoted as it is, so log lines stay readable.
 func TestOrdinaryTextIsKept(t *testing.T) {
-	r := holding(keys[0])
+	r := holding(keys...)
 	for _, text := range []string{
 		"", "short", "HTTP 503 Service Unavailable: try again later",
-		"9f8e7d6", // 7 bytes of the key: too short to say anything
+		"9f8e7d6", // 7 bytes of a key: too short to say anything
 		"x9f8e7d6x",
 		`{"error":"unauthorized","message":"invalid API key"}`,
+		"level=debug msg=\"API request\" endpoint=global-stability/pillar/supply_chain status=200 bytes=183344 duration=12.3ms",
+		"Get \"https://api.example.com/v1/conflict\": dial tcp 10.0.0.1:443: connect: connection refused",
+		"violence_against_civilians", "Riots & protests", "/etc/global-stability/a.key",
 	} {
-		if got := r.Upstream(text); got != text {
-			t.Errorf("Upstream(%q) = %q, want it unchanged", text, got)
+		if got := r.Readable(text); got != text {
+			t.Errorf("Readable(%q) = %q, want it unchanged", text, got)
 		}
-		if got := r.Plain(text); got != text {
-			t.Errorf("Plain(%q) = %q, want it unchanged", text, got)
+		if got := r.Redact(text); got != text {
+			t.Errorf("Redact(%q) = %q, want it unchanged", text, got)
 		}
 	}
-	text := "a " + keys[0] + " b " + keys[0][3:11] + " c"
-	for name, redact := range map[string]func(string) string{"Plain": r.Plain, "Upstream": r.Upstream} {
-		if got, want := redact(text), "a "+Mark+" b "+Mark+" c"; got != want {
+	text := "a " + keys[0] + " b " + keys[0][3:11] + " c " + keys[2] + keys[0]
+	for name, redact := range map[string]func(string) string{"Redact": r.Redact, "Readable": r.Readable} {
+		if got, want := redact(text), "a "+Mark+" b "+Mark+" c "+Mark; got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	if got := New().Upstream("text " + keys[0]); got != "text "+keys[0] {
+	if got := New().Readable("text " + keys[2]); got != "text "+keys[2] {
 		t.Errorf("a Redactor holding no key changed %q", got)
 	}
 	var none *Redactor
-	if none.Upstream("text") != "text" || none.Plain("text") != "text" {
+	if none.Readable("text") != "text" || none.Redact("text") != "text" {
 		t.Error("a nil Redactor must hold nothing")
 	}
 }
 
-// TestPlainDecodesNothing: our own text is matched against the key's
-// forms as they are written, never decoded: an escape of the key is the
-// door's to find, in upstream text; its base64, a form, is found.
-func TestPlainDecodesNothing(t *testing.T) {
+// TestRedactDecodesNothing: our own text is matched against the key's
+// forms as they are written, never decoded: an escape of the key is left
+// (from the API, Readable withholds it); its base64, a form, is found.
+func TestRedactDecodesNothing(t *testing.T) {
 	key := "Zq8LmN3pR5sT7vW9xY2aB4cD6eF"
 	r := holding(key)
-	for _, name := range []string{"percent-every", "json-every", "html-decimal", "js-hex"} {
-		if text := encoders[name](key); r.Plain(text) != text {
-			t.Errorf("Plain changed %s of the key: %q", name, r.Plain(text))
+	for _, name := range []string{"percent", "JSON \\u", "HTML decimal", "\\xHH"} {
+		if text := encoded[name](key); r.Redact(text) != text {
+			t.Errorf("Redact changed %s of the key: %q", name, r.Redact(text))
 		}
 	}
-	if text := "Bearer " + encoders["base64"](key); leakcheck.Find(r.Plain(text), key) != "" {
-		t.Errorf("Plain left the key's base64 in %q", r.Plain(text))
-	}
-}
-
-// TestAShortKeyNeverLeaks: a key shorter than MinPiece (refused at start-up,
-// given anyway) is removed whole, in any case and in its written forms.
-func TestAShortKeyNeverLeaks(t *testing.T) {
-	for _, key := range []string{"s3cr3t", "Ab+/=", "k€y1"} {
-		r := holding(key)
-		for _, form := range append(writtenForms(key), fmt.Sprintf("%q", key)) {
-			for _, text := range []string{"bearer " + form + "!", form} {
-				if got := r.Upstream(text); strings.Contains(strings.ToLower(got), strings.ToLower(form)) {
-					t.Errorf("key %q: Upstream(%q) = %q", key, text, got)
-				}
-			}
-		}
-		if got := r.Plain("bearer " + strings.ToUpper(key) + "!"); got != "bearer "+Mark+"!" {
-			t.Errorf("key %q: Plain = %q", key, got)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding} {
+		if text := "Bearer " + enc.EncodeToString([]byte("x"+key)); leakcheck.Find(r.Redact(text), key) != "" {
+			t.Errorf("Redact left the key's base64 in %q", r.Redact(text))
 		}
 	}
 }
@@ -169,11 +248,11 @@ func TestRotatedKeysStayCovered(t *testing.T) {
 		g.Remember(key(i / 2)) // an older key comes back now and then
 	}
 	for i := 1; i <= MaxKeys; i++ {
-		if r.Plain(key(i)) != Mark || r.Upstream(key(i)) != Mark {
+		if r.Redact(key(i)) != Mark || r.Readable(key(i)) != Mark {
 			t.Errorf("key %d of %d is no longer redacted", i, MaxKeys+1)
 		}
 	}
-	if got := r.Plain(key(0)); got != key(0) {
+	if got := r.Redact(key(0)); got != key(0) {
 		t.Errorf("the key before the last %d is still held: %q", MaxKeys, got)
 	}
 	if len(g.keys) != MaxKeys || slices.Contains(g.keys, "") {
@@ -188,15 +267,15 @@ func TestRotatedKeysStayCovered(t *testing.T) {
 	}
 	other.Drop()
 	g.Drop()
-	if len(r.pieces) != 0 || len(r.short) != 0 || r.filter != [len(r.filter)]uint32{} {
-		t.Errorf("after the ring was dropped, %d pieces and %d short forms are still counted", len(r.pieces), len(r.short))
+	if len(r.pieces) != 0 || r.filter != [len(r.filter)]uint32{} {
+		t.Errorf("after the rings were dropped, %d pieces are still counted", len(r.pieces))
 	}
 }
 
-// TestRingsRedactEveryRingsKeys: a text holding the keys of several targets,
-// raw and escaped, loses every one of them; a ring dropped (a target gone,
-// its probes ended) is redacted no more, unless another ring holds the
-// same key; a dropped ring remembers nothing.
+// TestRingsRedactEveryRingsKeys: a text holding the keys of several
+// targets, raw and in their forms, loses every one of them; a ring dropped
+// (a target gone, its probes ended) is redacted no more, unless another
+// ring holds the same key; a dropped ring remembers nothing.
 func TestRingsRedactEveryRingsKeys(t *testing.T) {
 	keysOf := []string{"Zq8LmN3pR5sT7vW9xY2aB4cD6eF", "k3J9xPq2Lm8Rt5Vw7Yz1Ab4Cd6E", "Hh7Gg6Ff5Ee4Dd3Cc2Bb1Aa0Zz9"}
 	r := New()
@@ -205,13 +284,10 @@ func TestRingsRedactEveryRingsKeys(t *testing.T) {
 		rings[i] = r.NewRing()
 		rings[i].Remember(key)
 	}
-	for _, text := range []string{
-		"a=" + keysOf[0] + " b=" + encoders["json-every"](keysOf[1]) + " c=" + encoders["percent-every"](keysOf[2]),
-		"a=" + keysOf[0] + " b=" + keysOf[1] + " c=" + encoders["base64"](keysOf[2]),
-	} {
-		got := r.Upstream(text)
+	text := "a=" + keysOf[0] + " b=" + strings.ToLower(keysOf[1]) + " c=" + base64.StdEncoding.EncodeToString([]byte(keysOf[2]))
+	for _, got := range []string{r.Redact(text), r.Readable(text)} {
 		for _, key := range keysOf {
-			if piece := readsKey(got, key); piece != "" {
+			if piece := leakcheck.Find(got, key); piece != "" {
 				t.Errorf("%q of %s left in %s", piece, key, got)
 			}
 		}
@@ -222,12 +298,12 @@ func TestRingsRedactEveryRingsKeys(t *testing.T) {
 		g.Drop()
 	}
 	rings[0].Remember(keysOf[0])
-	if got := r.Upstream("b=" + keysOf[1] + " a=" + keysOf[0]); got != "b="+keysOf[1]+" a="+keysOf[0] {
+	if got := r.Redact("b=" + keysOf[1] + " a=" + keysOf[0]); got != "b="+keysOf[1]+" a="+keysOf[0] {
 		t.Errorf("a dropped ring's key is still redacted: %s", got)
 	}
 	other := New().NewRing()
 	other.Remember(keysOf[2])
-	if r.Upstream(keysOf[2]) != keysOf[2] || other.Upstream(keysOf[2]) == keysOf[2] {
+	if r.Redact(keysOf[2]) != keysOf[2] || other.Redact(keysOf[2]) == keysOf[2] {
 		t.Error("rings of two Redactors share their keys")
 	}
 	shared := r.NewRing()
@@ -235,7 +311,7 @@ func TestRingsRedactEveryRingsKeys(t *testing.T) {
 	again := r.NewRing()
 	again.Remember(keysOf[1])
 	shared.Drop()
-	if r.Plain(keysOf[1]) != Mark {
+	if r.Redact(keysOf[1]) != Mark {
 		t.Error("dropping one ring let go of a key another ring holds")
 	}
 }
@@ -253,13 +329,11 @@ func TestConcurrentRotationAndRedaction(t *testing.T) {
 			for i := range 200 {
 				key := fmt.Sprintf("key-%d-%d-0123456789", g, i)
 				ring.Remember(key)
-				if got := r.Upstream("x " + key + " y"); got != "x "+Mark+" y" {
-					t.Errorf("Upstream = %q", got)
-					return
-				}
-				if got := r.Plain("x " + key + " y"); got != "x "+Mark+" y" {
-					t.Errorf("Plain = %q", got)
-					return
+				for name, redact := range map[string]func(string) string{"Redact": r.Redact, "Readable": r.Readable} {
+					if got := redact("x " + key + " y"); got != "x "+Mark+" y" {
+						t.Errorf("%s = %q", name, got)
+						return
+					}
 				}
 			}
 		})
@@ -267,9 +341,43 @@ func TestConcurrentRotationAndRedaction(t *testing.T) {
 	wg.Wait()
 }
 
-// BenchmarkPlainLogLine is a log line's values redacted of the keys of
+// FuzzNothingReadableHoldsAKey: whatever the text, with a key held put
+// into it in any of its forms or encodings or none, what Readable lets
+// through holds no piece of the key in any reading, and reads plainly.
+func FuzzNothingReadableHoldsAKey(f *testing.F) {
+	f.Add("HTTP 401: ", uint8(0), uint8(3), " refused")
+	f.Add(`{"detail":"`, uint8(9), uint8(1), `"}`)
+	f.Add("Riots & protests", uint8(255), uint8(0), "")
+	f.Add(`\u002B9%0C\u002F7B6A\u003D5`, uint8(2), uint8(14), "qS1zZUNyw6h")
+	names := slices.Sorted(func(yield func(string) bool) {
+		for name := range encoded {
+			yield(name)
+		}
+	})
+	r := holding(keys...)
+	f.Fuzz(func(t *testing.T, prefix string, which, form uint8, suffix string) {
+		key := keys[int(which)%len(keys)]
+		var middle string
+		switch forms := writtenForms(key); {
+		case int(form) < len(forms):
+			middle = forms[form]
+		case int(form) < len(forms)+len(names):
+			middle = encoded[names[int(form)-len(forms)]](key)
+		}
+		text := prefix + middle + suffix
+		got := r.Readable(text)
+		if piece := leak(got, key); piece != "" {
+			t.Fatalf("%q can be read from %q (Readable of %q)", piece, got, text)
+		}
+		if got != Withheld(len(text)) && Readable(got) != got {
+			t.Fatalf("Readable(%q) = %q, which does not read plainly", text, got)
+		}
+	})
+}
+
+// BenchmarkRedactLogLine is a log line's values redacted of the keys of
 // eight targets: what every line costs.
-func BenchmarkPlainLogLine(b *testing.B) {
+func BenchmarkRedactLogLine(b *testing.B) {
 	r := New()
 	for i := range 8 {
 		r.NewRing().Remember(fmt.Sprintf("gsk_live_%02d_9d8c7b6a5f4e3d2c1b0a", i))
@@ -278,7 +386,35 @@ func BenchmarkPlainLogLine(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, v := range values {
-			_ = r.Plain(v)
+			_ = r.Redact(v)
 		}
+	}
+}
+
+// BenchmarkReadableWorstText is the door on the worst texts it reads
+// whole: MaxReadable bytes (an error's message; an excerpt is at most 256,
+// a label value 128), eight targets' keys held, each text the worst of its
+// kind: tokens just long enough to judge, a part in each; parts between
+// many separators; every window a piece of a key; words that pass to the
+// end; escape introducers that start none.
+func BenchmarkReadableWorstText(b *testing.B) {
+	r := New()
+	for i := range 8 {
+		r.NewRing().Remember(fmt.Sprintf("gsk_live_%02d_9d8c7b6a5f4e3d2c1b0a", i))
+	}
+	fill := func(unit string) string { return strings.Repeat(unit, MaxReadable/len(unit)+1)[:MaxReadable] }
+	for name, text := range map[string]string{
+		"tokens":     fill("abcdefgh_abcdefgh "),
+		"parts":      fill("Ab-Cd_Ef+Gh/Ij=Kl-Mn_Op "),
+		"key pieces": fill("gsk_live_01_9d8c7b6a5f4e3d2c1b0a"),
+		"words":      fill("violence_against_civilians & riots "),
+		"escapes":    fill("%4"),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = r.Readable(text)
+			}
+		})
 	}
 }
