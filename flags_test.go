@@ -346,6 +346,21 @@ var flagCases = []flagCase{
 		},
 	},
 	{
+		name:  "collector.max-series bounds the series of the API's data",
+		flags: []string{"--collector.max-series=30"}, env: []string{"GLOBAL_STABILITY_COLLECTOR_MAX_SERIES=30"},
+		observe: func(t *testing.T, r *flagRun) {
+			s := r.metrics(t)
+			// The few dozen series whose labels are fixed leave the capped
+			// metrics a few series to share.
+			if n := len(s.Family("global_stability_conflict_events_by_actor")); n == 0 || n > 8 {
+				t.Errorf("%d actor series, want a share of what 30 leaves", n)
+			}
+			if v, _ := s.Get("global_stability_label_values_dropped", "metric", "global_stability_conflict_events_by_actor"); v == 0 {
+				t.Error("nothing counted as dropped")
+			}
+		},
+	},
+	{
 		name:  "web.telemetry-path moves the metrics",
 		flags: []string{"--web.telemetry-path=/stability"}, env: []string{"GLOBAL_STABILITY_WEB_TELEMETRY_PATH=/stability"},
 		observe: func(t *testing.T, r *flagRun) {

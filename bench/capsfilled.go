@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,9 +47,10 @@ func simulatorBodies() (map[*endpoint.Endpoint][]byte, error) {
 // defaults a little past it: each endpoint answers the simulator's body,
 // and each list with a capped fold holds items made from the simulator's
 // first one, the capped fields varied: 1.1 times --collector.max-label-values
-// distinct keys and names, items over every cell of the default grid. Each
-// scrape's exposition then holds the most series the defaults allow (about
-// 7,000), which is what concurrent scrapes render.
+// distinct keys and names (two names an item in a list of names), items
+// over every cell of the default grid. Each scrape's exposition then holds
+// the most series the defaults allow (--collector.max-series of the API's
+// data), which is what concurrent scrapes render.
 type capsFilled struct {
 	docs    map[string][]byte
 	latency time.Duration
@@ -89,7 +91,13 @@ func fillCaps(e *endpoint.Endpoint, body []byte, names, items int) ([]byte, erro
 			})
 		case endpoint.CountBy:
 			n = max(n, names)
-			vary = append(vary, func(item map[string]any, i int) { item[f.Field] = fmt.Sprintf("category_%d", i%names) })
+			each := slices.ContainsFunc(e.List.Item, func(it endpoint.Field) bool { return it.Name == f.Field && it.Each })
+			vary = append(vary, func(item map[string]any, i int) {
+				name := func(i int) string { return fmt.Sprintf("%s_with_a_plausible_name_%d", f.Field, i%names) }
+				if item[f.Field] = name(i); each {
+					item[f.Field] = []string{name(i), name(i + 1)}
+				}
+			})
 		case endpoint.Cells:
 			n = max(n, cells)
 			vary = append(vary, func(item map[string]any, i int) {

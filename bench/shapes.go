@@ -146,6 +146,26 @@ func nested(n, depth int) []byte {
 	return b.Bytes()
 }
 
+// manyNames makes the first list of names (an event's actors) of the page
+// one array of distinct names, about the page's limit: an item keeps its
+// first 32, the rest are skipped and counted. A page without one gets the
+// bytes as a long string in a field it skips.
+func manyNames(e *endpoint.Endpoint, base []byte, limit int) []byte {
+	for _, f := range e.List.Item {
+		open := []byte(strconv.Quote(f.Name) + ":[")
+		if !f.Each || !bytes.Contains(base, open) {
+			continue
+		}
+		var names bytes.Buffer
+		for i := 0; names.Len() < limit-len(base)-margin; i++ {
+			fmt.Fprintf(&names, `"name %d",`, i)
+		}
+		// The item's own array follows, as a field no description reads.
+		return bytes.Replace(base, open, append(append(open, names.Bytes()...), `"last"],"skipped":[`...), 1)
+	}
+	return withField(base, "padding", longString(limit-len(base)-margin))
+}
+
 // maxDepth stays under jsontext's nesting limit (10,000), counting the
 // body's own levels.
 const maxDepth = 9990
@@ -189,6 +209,11 @@ var shapes = []shape{
 		page: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
 			return withField(base, "padding", append([]byte("-9"), fill("9", limit-len(base)-margin)...))
 		}},
+	{name: "one item per page naming a page's worth of distinct names", pages: nearLimitPages,
+		doc: func(_ *endpoint.Endpoint, base []byte, limit int) []byte {
+			return withField(base, "padding", longString(limit-len(base)-margin))
+		},
+		page: manyNames},
 	{name: "a 200 MB conflict page, cut at the limit (the endpoint fails, as it must)", pages: 1, cut: 200 << 20, fails: []string{endpoint.Conflict.Label},
 		doc:  func(_ *endpoint.Endpoint, base []byte, _ int) []byte { return base },
 		page: func(_ *endpoint.Endpoint, base []byte, _ int) []byte { return base }},

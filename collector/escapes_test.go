@@ -94,6 +94,14 @@ func TestTheKeyNeverLeavesThroughAnEscape(t *testing.T) {
 				fmt.Fprintf(w, `{"events":[{"id":"evt_1","lat":1,"lon":2,"actors":[],"category":%q,"escalation":0.5,"occurred_at":"2026-11-22T00:00:00Z"}],"next_cursor":null}`,
 					strings.ReplaceAll(escapeAll(key, esc), `\`, `\\`))
 			}, leftOut("conflict", "events", "global_stability_conflict_events_by_category")},
+			{"actor", "conflict", func(w http.ResponseWriter) {
+				fmt.Fprintf(w, `{"events":[{"id":"evt_1","lat":1,"lon":2,"actors":[%q],"category":"riots","escalation":0.5,"occurred_at":"2026-11-22T00:00:00Z"}],"next_cursor":null}`,
+					strings.ReplaceAll(escapeAll(key, esc), `\`, `\\`))
+			}, leftOut("conflict", "actors", "global_stability_conflict_events_by_actor")},
+			{"tag", "briefings", func(w http.ResponseWriter) {
+				fmt.Fprintf(w, `{"briefings":[{"tags":[%q],"published_at":"2026-11-22T00:00:00Z"}],"next_cursor":null}`,
+					"topic "+strings.ReplaceAll(escapeAll(key[3:20], esc), `\`, `\\`))
+			}, leftOut("briefings", "tags", "global_stability_briefings_by_tag")},
 			{"indicator key", "global-stability/pillar/cyber", func(w http.ResponseWriter) {
 				fmt.Fprintf(w, `{"pillar":"cyber","delta_24h":1,"indicators":[{"key":%q,"value":1}],"as_of":"2026-11-22T00:00:00Z"}`,
 					"cves "+strings.ReplaceAll(escapeAll(key[3:20], esc), `\`, `\\`))

@@ -42,7 +42,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	c := s.join(e.ctx)
 	defer s.leave(c)
 	seen, _ := await(e.ctx, c)
-	em := &emitter{ch: ch, logger: s.Logger}
+	em := s.emitter(ch)
 	em.results(seen)
 	s.emitBackoff(em, seen)
 	s.finishScrape(seen)

@@ -3,6 +3,7 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -34,7 +35,7 @@ var (
 	backoffDesc = newDesc("api_backoff_seconds",
 		"Time left before the exporter calls this endpoint again, after the API answered 429 or 503 with Retry-After; 0 when not backing off.", "endpoint")
 	labelValuesDroppedDesc = newDesc("label_values_dropped",
-		"Series left out of this scrape because the metric reached --collector.max-label-values distinct label values: the busiest categories and cells are kept, and the first indicators of each pillar in the API's order; or because the API repeated an indicator key.", "metric")
+		"Series left out of this scrape by --collector.max-label-values (per metric and endpoint) or --collector.max-series (its share of the scrape's): "+endpoint.Kept()+"; or because the API repeated a key.", "metric")
 	invalidValuesDesc = newDesc("invalid_values",
 		"Values of this endpoint's response left out of this scrape because they were missing, null, of the wrong type or implausible, by the spec's field (for lists: items left out). 0 when all were valid; absent when the endpoint failed.", "endpoint", "field")
 )
@@ -126,7 +127,7 @@ func (s *Collections) renderWhole(seen []result) ([]*dto.MetricFamily, error) {
 // render gathers what emit sends, never changed after: scrapes share it.
 func (s *Collections) render(emit func(*emitter)) ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(unchecked(func(ch chan<- prometheus.Metric) { emit(&emitter{ch: ch, logger: s.Logger}) }))
+	reg.MustRegister(unchecked(func(ch chan<- prometheus.Metric) { emit(s.emitter(ch)) }))
 	return reg.Gather()
 }
 
@@ -138,8 +139,13 @@ func (f unchecked) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 // emitter sends one scrape's metrics.
 type emitter struct {
-	ch     chan<- prometheus.Metric
-	logger log.Logger
+	ch        chan<- prometheus.Metric
+	logger    log.Logger
+	maxSeries int // series of the API's data (see shares)
+}
+
+func (s *Collections) emitter(ch chan<- prometheus.Metric) *emitter {
+	return &emitter{ch: ch, logger: s.Logger, maxSeries: cmp.Or(s.Endpoint.MaxSeries, endpoint.DefaultMaxSeries)}
 }
 
 // gauge sends a series; endpoint's rules make label values valid.
@@ -157,11 +163,19 @@ func (e *emitter) results(seen []result) {
 	descs, capped := dataDescs()
 	up := 1.0
 	dropped := map[string]int{} // capped metric name → series left out
-	for _, r := range seen {
+	share := e.shares(seen)
+	for i, r := range seen {
 		success := 0.0
 		if r.err == nil {
 			success = 1
 			for _, s := range r.data.Samples {
+				if c := (claim{i, s.Metric}); s.Metric.Capped {
+					if share[c] == 0 {
+						dropped[s.Metric.Name]++
+						continue
+					}
+					share[c]--
+				}
 				e.gauge(descs[s.Metric], s.Value, s.Labels...)
 			}
 			for _, f := range r.endpoint.InvalidFields() {
@@ -179,6 +193,43 @@ func (e *emitter) results(seen []result) {
 	for _, m := range capped {
 		e.gauge(labelValuesDroppedDesc, float64(dropped[m.Name]), m.Name)
 	}
+}
+
+// claim is the series of one capped metric in one endpoint's answer, the
+// busiest (or the first keys) first.
+type claim struct {
+	result int
+	metric *endpoint.Metric
+}
+
+// shares shares e.maxSeries out: every series of the API's data whose
+// labels are fixed first (a few dozen), then each claim an equal share of
+// what is left, one that needs less leaving the rest to the others; of an
+// uneven split, those needing most (then the descriptions' last) get one
+// more. The budget holds however many capped metrics there are.
+func (e *emitter) shares(seen []result) map[claim]int {
+	left, need := e.maxSeries, map[claim]int{}
+	var claims []claim
+	for i, r := range seen {
+		for _, s := range r.data.Samples { // none on error
+			switch c := (claim{i, s.Metric}); {
+			case !s.Metric.Capped:
+				left--
+			case need[c] == 0:
+				claims = append(claims, c)
+				fallthrough
+			default:
+				need[c]++
+			}
+		}
+	}
+	slices.SortStableFunc(claims, func(a, b claim) int { return cmp.Compare(need[a], need[b]) })
+	share := map[claim]int{}
+	for k, c := range claims {
+		share[c] = min(need[c], max(left, 0)/(len(claims)-k))
+		left -= share[c]
+	}
+	return share
 }
 
 // emitBackoff sends the back-off gauge of each endpoint: time left now, so

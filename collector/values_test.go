@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -258,31 +259,52 @@ func TestLastingConditionsAreLoggedWhenTheyStartAndEnd(t *testing.T) {
 	}
 }
 
-// TestCategoriesAreTrackedUpToTenTimesTheCap: with a cap of 1, the first
-// ten distinct names are counted per name; an eleventh, however busy, is
-// counted in the total only (tracking every name a hostile page invents
-// would cost unbounded memory).
-func TestCategoriesAreTrackedUpToTenTimesTheCap(t *testing.T) {
-	var events []string
-	for i := range 10 {
-		events = append(events, conflictEvent(fmt.Sprintf("evt_%d", i), 10, 10, fmt.Sprintf("early_%d", i), 0.5))
-	}
-	for i := range 5 {
-		events = append(events, conflictEvent(fmt.Sprintf("late_%d", i), 10, 10, "late_but_busy", 0.5))
-	}
-	bodies := healthyBodies(okDrilldown, okOverview)
-	bodies["conflict"] = `{"events":[` + strings.Join(events, ",") + `],"next_cursor":null}`
-	e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.Endpoint.MaxLabelValues = 1 })
-	_, body := e.scrape(t, "")
-	s := series(t, body)
-	if _, ok := s[`global_stability_conflict_events_by_category{category="late_but_busy"}`]; ok {
-		t.Error("an eleventh name was tracked past ten times the cap")
-	}
-	if n := countPrefix(s, "global_stability_conflict_events_by_category{"); n != 1 || s["global_stability_conflict_events"] != 15 {
-		t.Errorf("%d categories, %v events; want 1 and all 15 counted", n, s["global_stability_conflict_events"])
-	}
-	// Nine tracked names left out, and the one never tracked.
-	if got := s[`global_stability_label_values_dropped{metric="global_stability_conflict_events_by_category"}`]; got != 10 {
-		t.Errorf("categories dropped = %v, want 10", got)
+// TestNamesAreTrackedUpToTheirBound: a count by name (categories, and
+// the actors of a list of them) counts its first max(10 × the cap, 10,000)
+// distinct names exactly, so that the busiest of them is kept however late
+// it first appears; a later one, however busy, is counted in the total
+// only (tracking every name a hostile page invents would cost unbounded
+// memory) and as dropped.
+func TestNamesAreTrackedUpToTheirBound(t *testing.T) {
+	for _, tc := range []struct {
+		cap   int
+		field string
+	}{{1, "category"}, {1100, "category"}, {1, "actors"}, {1100, "actors"}} {
+		t.Run(fmt.Sprintf("%s/cap %d", tc.field, tc.cap), func(t *testing.T) {
+			bound := max(10*tc.cap, 10_000)
+			named := func(id, name string) string {
+				if tc.field == "actors" {
+					return strings.Replace(conflictEvent(id, 10, 10, "c", 0.5), `"actors":["x"]`, `"actors":[`+strconv.Quote(name)+`]`, 1)
+				}
+				return strings.Replace(conflictEvent(id, 10, 10, name, 0.5), `"actors":["x"]`, `"actors":[]`, 1)
+			}
+			var events []string
+			for i := range bound - 1 {
+				events = append(events, named(fmt.Sprintf("evt_%d", i), fmt.Sprintf("early_%d", i)))
+			}
+			for i := range 10 { // the last name tracked, then one past the bound
+				events = append(events, named(fmt.Sprintf("late_%d", i), []string{"last_tracked", "late_but_busy"}[i/5]))
+			}
+			bodies := healthyBodies(okDrilldown, okOverview)
+			bodies["conflict"] = `{"events":[` + strings.Join(events, ",") + `],"next_cursor":null}`
+			e := newEnv(t, simulator.Config{}, fakeAPI(bodies), func(c *collector.Config) { c.Endpoint.MaxLabelValues = tc.cap })
+			_, body := e.scrape(t, "")
+			s := series(t, body)
+			metric := map[string]string{"category": "global_stability_conflict_events_by_category", "actors": "global_stability_conflict_events_by_actor"}[tc.field]
+			label := metric + `{` + map[string]string{"category": "category", "actors": "actor"}[tc.field]
+			if s[label+`="last_tracked"}`] != 5 {
+				t.Errorf("the %dth name, the busiest, has %v, want 5", bound, s[label+`="last_tracked"}`])
+			}
+			if _, ok := s[label+`="late_but_busy"}`]; ok {
+				t.Errorf("a name first seen past the first %d was tracked", bound)
+			}
+			if n := countPrefix(s, metric+"{"); n != tc.cap || s["global_stability_conflict_events"] != float64(bound+9) {
+				t.Errorf("%d names, %v events; want %d and all %d counted", n, s["global_stability_conflict_events"], tc.cap, bound+9)
+			}
+			// The tracked names beyond the cap, and the one never tracked.
+			if got := s[`global_stability_label_values_dropped{metric="`+metric+`"}`]; got != float64(bound-tc.cap+1) {
+				t.Errorf("dropped = %v, want %d", got, bound-tc.cap+1)
+			}
+		})
 	}
 }

@@ -32,6 +32,8 @@ var (
 		Help: "Number of recent conflict events returned, over all pages (GET /v1/conflict)."}
 	ConflictEventsByCategory = &Metric{Name: "global_stability_conflict_events_by_category", Labels: []string{"category"}, Capped: true,
 		Help: "Number of recent conflict events per category, over all pages (GET /v1/conflict, field category)."}
+	ConflictEventsByActor = &Metric{Name: "global_stability_conflict_events_by_actor", Labels: []string{"actor"}, Capped: true,
+		Help: "Number of recent conflict events naming each actor, over all pages; an event counts once per distinct actor it names (GET /v1/conflict, field actors)."}
 	ConflictEventsByCell = &Metric{Name: "global_stability_conflict_events_by_cell", Labels: []string{"lat", "lon"}, Capped: true,
 		Help: "Number of recent conflict events per grid cell of --collector.conflict.grid-degrees, labelled with the cell's centre (GET /v1/conflict, fields lat and lon). Only non-empty cells."}
 	ConflictEscalationMaxByCell = &Metric{Name: "global_stability_conflict_escalation_max_by_cell", Labels: []string{"lat", "lon"}, Capped: true,
@@ -44,6 +46,8 @@ var (
 		Help: "Time of the newest recent conflict event, as Unix seconds (GET /v1/conflict, field occurred_at). Absent when there are no events."}
 	Briefings = &Metric{Name: "global_stability_briefings",
 		Help: "Number of briefings returned, over all pages (GET /v1/briefings)."}
+	BriefingsByTag = &Metric{Name: "global_stability_briefings_by_tag", Labels: []string{"tag"}, Capped: true,
+		Help: "Number of briefings carrying each tag, over all pages (GET /v1/briefings, field tags)."}
 	BriefingLatest = &Metric{Name: "global_stability_briefing_latest_published_timestamp_seconds",
 		Help: "Publication time of the newest briefing, as Unix seconds (GET /v1/briefings, field published_at). Absent when there are no briefings."}
 )
@@ -104,6 +108,7 @@ var Conflict = &Endpoint{
 			{Name: "id", Rule: ID, Optional: true},
 			{Name: "lat", Rule: Latitude},
 			{Name: "lon", Rule: Longitude},
+			{Name: "actors", Rule: Name, Each: true},
 			{Name: "category", Rule: Name},
 			{Name: "escalation", Rule: Number},
 			{Name: "occurred_at", Rule: Timestamp},
@@ -112,6 +117,7 @@ var Conflict = &Endpoint{
 		Folds: []Fold{
 			Count{Metric: ConflictEvents},
 			CountBy{Metric: ConflictEventsByCategory, Field: "category"},
+			CountBy{Metric: ConflictEventsByActor, Field: "actors"},
 			Cells{Count: ConflictEventsByCell, Max: ConflictEscalationMaxByCell, Lat: "lat", Lon: "lon", Value: "escalation"},
 			Max{Metric: ConflictEscalationMax, Field: "escalation"},
 			Mean{Metric: ConflictEscalationMean, Field: "escalation"},
@@ -120,7 +126,7 @@ var Conflict = &Endpoint{
 	},
 }
 
-// BriefingsList is GET /v1/briefings (spec 2.4): publication times only.
+// BriefingsList is GET /v1/briefings (spec 2.4): publication times and tags.
 var BriefingsList = &Endpoint{
 	Label: "briefings",
 	Group: "briefings",
@@ -128,8 +134,8 @@ var BriefingsList = &Endpoint{
 	Paged: true,
 	List: &List{
 		Name:  "briefings",
-		Item:  []Field{{Name: "published_at", Rule: Timestamp}},
-		Folds: []Fold{Count{Metric: Briefings}, Newest{Metric: BriefingLatest, Field: "published_at"}},
+		Item:  []Field{{Name: "tags", Rule: Name, Each: true}, {Name: "published_at", Rule: Timestamp}},
+		Folds: []Fold{Count{Metric: Briefings}, CountBy{Metric: BriefingsByTag, Field: "tags"}, Newest{Metric: BriefingLatest, Field: "published_at"}},
 	},
 }
 

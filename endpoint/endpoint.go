@@ -42,6 +42,7 @@ type Field struct {
 	AsLabel  string            // the label of Metric the value fills (the trend word); the sample is then 1
 	Must     string            // the value a valid document field must have, or the document is the wrong answer
 	Optional bool              // an item field that may be missing or bad without costing the item
+	Each     bool              // an item field that is an array, Rule judging each value: a bad one costs itself only
 }
 
 // counted is the field label a bad value counts under.
@@ -69,6 +70,7 @@ type Metric struct {
 // Config is what judging and folding need at run time.
 type Config struct {
 	MaxLabelValues int                      // series of a capped metric per scrape (per pillar for indicators)
+	MaxSeries      int                      // series of the API's data per scrape, all endpoints together (the collector shares them)
 	GridDegrees    float64                  // cell size of Cells
 	Keys           *redact.Redactor         // a name holding a piece of a key is invalid
 	Now            func() time.Time         // time.Now if nil
@@ -82,6 +84,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultMaxLabelValues = 1000
+	DefaultMaxSeries      = 5000
 	DefaultGridDegrees    = 5.0
 )
 
@@ -89,6 +92,10 @@ func (c Config) withDefaults() Config {
 	if c.MaxLabelValues <= 0 {
 		c.MaxLabelValues = DefaultMaxLabelValues
 	}
+	if c.MaxSeries <= 0 {
+		c.MaxSeries = DefaultMaxSeries
+	}
+	c.MaxLabelValues = min(c.MaxLabelValues, c.MaxSeries) // no metric may keep more
 	if c.GridDegrees <= 0 {
 		c.GridDegrees = DefaultGridDegrees
 	}
@@ -117,6 +124,11 @@ func (e *Endpoint) InvalidFields() []string {
 	}
 	if e.List != nil {
 		out = append(out, e.List.Name)
+		for _, f := range e.List.Item {
+			if f.Each {
+				out = append(out, f.Name)
+			}
+		}
 	}
 	return out
 }

@@ -240,8 +240,8 @@ func TestInvalidValuesAreLeftOutOneByOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := samples(r)["global_stability_conflict_events{}"]; n != 3 || !maps.Equal(r.Invalid.Counts, map[string]int{"events": 7}) {
-			t.Errorf("kept %v events, invalid %v; want 3 kept (a good one, bad actors, bad id) and 7 left out", n, r.Invalid.Counts)
+		if n := samples(r)["global_stability_conflict_events{}"]; n != 3 || !maps.Equal(r.Invalid.Counts, map[string]int{"events": 7, "actors": 1}) {
+			t.Errorf("kept %v events, invalid %v; want 3 kept (a good one, bad actors, bad id), 7 left out and the bad actors counted", n, r.Invalid.Counts)
 		}
 		if r.Invalid.First != "events[1].lat: 91 is not a latitude (page 1)" {
 			t.Errorf("first invalid = %q", r.Invalid.First)
@@ -255,8 +255,8 @@ func TestInvalidValuesAreLeftOutOneByOne(t *testing.T) {
 	})
 	t.Run("briefings", func(t *testing.T) {
 		r, err := fetch(t, endpoint.BriefingsList, `{"briefings":[{"published_at":"2026-11-21T06:00:00Z","headline":null,"tags":"x"},{"id":"brf_2"},[]],"next_cursor":null}`)
-		if err != nil || samples(r)["global_stability_briefings{}"] != 1 || r.Invalid.Counts["briefings"] != 2 {
-			t.Errorf("%v, invalid %v, %v; want 1 kept (its bad headline and tags are not exported) and 2 left out", samples(r), r.Invalid.Counts, err)
+		if err != nil || samples(r)["global_stability_briefings{}"] != 1 || !maps.Equal(r.Invalid.Counts, map[string]int{"briefings": 2, "tags": 1}) {
+			t.Errorf("%v, invalid %v, %v; want 1 kept (its bad headline not exported, its bad tags counted) and 2 left out", samples(r), r.Invalid.Counts, err)
 		}
 	})
 	t.Run("summary", func(t *testing.T) {

@@ -33,26 +33,39 @@ func (f Count) start(*List, Config) folding {
 	return folding{func([]fieldState) { n++ }, func(r *Result, labels map[string]string) { r.sample(f.Metric, float64(n), labels) }}
 }
 
-// CountBy counts the items per name in Field, exporting the busiest
-// MaxLabelValues. For memory only the first 10× that many names are
-// counted; later ones, however busy, count as dropped, by hash, up to
-// maxUntracked (past it, the count is a floor).
+// CountBy counts the items per name in Field (of a field of Each: per
+// name it holds, an item once per name), exporting the busiest
+// MaxLabelValues, ties by name. For memory only the first
+// max(10×MaxLabelValues, minTracked) names are counted; later ones,
+// however busy, count as dropped, by hash, up to maxUntracked (past it,
+// the count is a floor).
 type CountBy struct {
 	Metric *Metric
 	Field  string
 }
 
-const maxUntracked = 250_000
+const (
+	minTracked   = 10_000
+	maxUntracked = 250_000
+)
 
 func (f CountBy) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f CountBy) start(l *List, c Config) folding {
 	field, counts, untracked, seed := l.itemIndex(f.Field), map[string]int{}, map[uint64]struct{}{}, maphash.MakeSeed()
-	return folding{func(item []fieldState) {
-		name := item[field].v.Str
-		if _, ok := counts[name]; ok || len(counts) < 10*c.MaxLabelValues {
+	each, tracked := l.Item[field].Each, max(10*c.MaxLabelValues, minTracked)
+	count := func(name string) {
+		if _, ok := counts[name]; ok || len(counts) < tracked {
 			counts[name]++
 		} else if len(untracked) < maxUntracked {
 			untracked[maphash.String(seed, name)] = struct{}{}
+		}
+	}
+	return folding{func(item []fieldState) {
+		if !each {
+			count(item[field].v.Str)
+		}
+		for _, name := range item[field].names {
+			count(name)
 		}
 	}, func(r *Result, labels map[string]string) {
 		names := busiest(counts, func(n int) int { return n }, c.MaxLabelValues, strings.Compare)
@@ -61,6 +74,29 @@ func (f CountBy) start(l *List, c Config) folding {
 		}
 		r.drop(f.Metric, len(counts)-len(names)+len(untracked))
 	}}
+}
+
+// Kept says what a cap keeps of each capped metric, by its fold, for the
+// help texts: the busiest series, or the first keys in the API's order.
+func Kept() string {
+	var busiest, first []string
+	for _, e := range All() {
+		if e.List == nil {
+			continue
+		}
+		for _, f := range e.List.Folds {
+			for _, m := range f.metrics() {
+				switch _, firstKeys := f.(FirstKeys); {
+				case !m.Capped || slices.Contains(busiest, m.Name) || slices.Contains(first, m.Name):
+				case firstKeys:
+					first = append(first, m.Name)
+				default:
+					busiest = append(busiest, m.Name)
+				}
+			}
+		}
+	}
+	return "the busiest series of " + strings.Join(busiest, ", ") + " are kept, and the first keys of " + strings.Join(first, ", ") + " in the API's order"
 }
 
 // busiest returns up to limit keys of m, most counted first, ties by less;

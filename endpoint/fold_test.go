@@ -5,6 +5,7 @@ package endpoint_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // whole scrape).
 
 func ev(id string, lat, lon float64, category string, escalation float64, occurred string) string {
-	return fmt.Sprintf(`{"id":%q,"lat":%v,"lon":%v,"category":%q,"escalation":%v,"occurred_at":%q}`, id, lat, lon, category, escalation, occurred)
+	return fmt.Sprintf(`{"id":%q,"lat":%v,"lon":%v,"actors":[],"category":%q,"escalation":%v,"occurred_at":%q}`, id, lat, lon, category, escalation, occurred)
 }
 
 func conflictPage(events ...string) string {
@@ -136,6 +137,79 @@ func TestCapsKeepTheBusiestAndCountTheRest(t *testing.T) {
 	}
 }
 
+// TestActorsAndTags: an event counts once per distinct actor it names, a
+// briefing once per tag; a bad name costs itself only, a missing, null or
+// non-array list costs its item's names only, and both are counted under
+// the list's field; names are exported as the API writes them.
+func TestActorsAndTags(t *testing.T) {
+	withActors := func(id, actors string) string {
+		return strings.Replace(ev(id, 1, 1, "riots", 0.5, "2026-11-22T00:00:00Z"), `"actors":[]`, `"actors":`+actors, 1)
+	}
+	many := `["a"`
+	for i := range 40 {
+		many += fmt.Sprintf(`,"m%02d"`, i)
+	}
+	r, err := fetch(t, endpoint.Conflict, conflictPage(
+		withActors("1", `["Hamas","Israel Defense Forces","Hamas"]`),
+		withActors("2", `["Israel Defense Forces","Forças Armadas de Defesa de Moçambique","\u0041\u00e9"]`),
+		withActors("3", `["Hamas",7,"",null,["x"],"`+strings.Repeat("n", 129)+`","`+testKey+`"]`),
+		withActors("4", `"Hamas"`),
+		withActors("5", `null`),
+		strings.Replace(withActors("6", `[]`), `"actors":[],`, "", 1),
+		withActors("7", `{"name":"Hamas"}`),
+		withActors("8", many+`]`),
+		strings.Replace(withActors("9", `["left out with its event"]`), `"lat":1`, `"lat":91`, 1),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := samples(r)
+	want := map[string]float64{
+		"global_stability_conflict_events_by_actor{Hamas}":                                  2,
+		"global_stability_conflict_events_by_actor{Israel Defense Forces}":                  2,
+		"global_stability_conflict_events_by_actor{Forças Armadas de Defesa de Moçambique}": 1,
+		"global_stability_conflict_events_by_actor{Aé}":                                     1,
+		"global_stability_conflict_events_by_actor{a}":                                      1,
+	}
+	for i := range 31 { // the first 32 distinct names of an event, a the first
+		want[fmt.Sprintf("global_stability_conflict_events_by_actor{m%02d}", i)] = 1
+	}
+	actors := 0
+	for k, v := range got {
+		if strings.HasPrefix(k, "global_stability_conflict_events_by_actor{") {
+			actors++
+			if want[k] != v {
+				t.Errorf("%s = %v, want %v", k, v, want[k])
+			}
+		}
+	}
+	if actors != len(want) {
+		t.Errorf("%d actors exported, want %d: %v", actors, len(want), got)
+	}
+	// Every event but the one with lat 91 counts in the other folds.
+	if got["global_stability_conflict_events{}"] != 8 || got["global_stability_conflict_events_by_category{riots}"] != 8 {
+		t.Errorf("events %v, riots %v; want 8: a bad list of actors costs its names only", got["global_stability_conflict_events{}"], got["global_stability_conflict_events_by_category{riots}"])
+	}
+	// Six bad names in event 3, four events without a list, nine names
+	// past 32 in event 8; the event with lat 91 counts under events alone.
+	if want := map[string]int{"actors": 6 + 4 + 9, "events": 1}; !maps.Equal(r.Invalid.Counts, want) {
+		t.Errorf("invalid %v, want %v", r.Invalid.Counts, want)
+	}
+
+	r, err = fetch(t, endpoint.BriefingsList, `{"briefings":[
+		{"tags":["stale"],"tags":["daily","cyber"],"published_at":"2026-11-21T06:00:00Z"},
+		{"tags":["daily","macro","daily"],"published_at":"2026-11-20T06:00:00Z"},
+		{"tags":"daily","published_at":"2026-11-19T06:00:00Z"},
+		{"published_at":"2026-11-18T06:00:00Z"}],"next_cursor":null}`)
+	want = map[string]float64{
+		"global_stability_briefings{}": 4, "global_stability_briefing_latest_published_timestamp_seconds{}": float64(time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC).Unix()),
+		"global_stability_briefings_by_tag{daily}": 2, "global_stability_briefings_by_tag{cyber}": 1, "global_stability_briefings_by_tag{macro}": 1,
+	}
+	if got := samples(r); err != nil || !maps.Equal(got, want) || !maps.Equal(r.Invalid.Counts, map[string]int{"tags": 2}) {
+		t.Errorf("%v, invalid %v, %v; want %v and 2 invalid tags", got, r.Invalid.Counts, err, want)
+	}
+}
+
 // TestIndicatorsFirstKeys: the first keys in the API's order, up to the
 // cap; a repeated key counts as dropped and keeps its first value.
 func TestIndicatorsFirstKeys(t *testing.T) {
@@ -172,10 +246,10 @@ func TestBoundaries(t *testing.T) {
 		{"occurred an hour and a second ahead", endpoint.Conflict, conflictPage(ev("a", 0, 0, "x", 0, future(time.Hour+time.Second))), "events"},
 		{"a category of 128 bytes", endpoint.Conflict, conflictPage(ev("a", 0, 0, strings.Repeat("c", 128), 0, "2026-11-22T00:00:00Z")), ""},
 		{"a category of 129 bytes", endpoint.Conflict, conflictPage(ev("a", 0, 0, strings.Repeat("c", 129), 0, "2026-11-22T00:00:00Z")), "events"},
-		{"an escaped category of 128 bytes", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"category":"\u0063` + strings.Repeat("c", 127) + `","escalation":0,"occurred_at":"2026-11-22T00:00:00Z"}`), ""},
-		{"an escaped category of 129 bytes", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"category":"\u0063` + strings.Repeat("c", 128) + `","escalation":0,"occurred_at":"2026-11-22T00:00:00Z"}`), "events"},
-		{"a number of 1024 characters", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"category":"x","escalation":0.` + strings.Repeat("1", 1022) + `,"occurred_at":"2026-11-22T00:00:00Z"}`), ""},
-		{"a number of 1025 characters", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"category":"x","escalation":0.` + strings.Repeat("1", 1023) + `,"occurred_at":"2026-11-22T00:00:00Z"}`), "events"},
+		{"an escaped category of 128 bytes", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"actors":[],"category":"\u0063` + strings.Repeat("c", 127) + `","escalation":0,"occurred_at":"2026-11-22T00:00:00Z"}`), ""},
+		{"an escaped category of 129 bytes", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"actors":[],"category":"\u0063` + strings.Repeat("c", 128) + `","escalation":0,"occurred_at":"2026-11-22T00:00:00Z"}`), "events"},
+		{"a number of 1024 characters", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"actors":[],"category":"x","escalation":0.` + strings.Repeat("1", 1022) + `,"occurred_at":"2026-11-22T00:00:00Z"}`), ""},
+		{"a number of 1025 characters", endpoint.Conflict, conflictPage(`{"id":"a","lat":0,"lon":0,"actors":[],"category":"x","escalation":0.` + strings.Repeat("1", 1023) + `,"occurred_at":"2026-11-22T00:00:00Z"}`), "events"},
 		{"a trend word of 128 bytes", endpoint.Overview, `{"score":1,"trend":"` + strings.Repeat("t", 128) + `","pillars":{"conflict":1,"cyber":1,"supply_chain":1,"macro":1},"as_of":"2026-11-22T00:00:00Z"}`, ""},
 		{"a trend word of 129 bytes", endpoint.Overview, `{"score":1,"trend":"` + strings.Repeat("t", 129) + `","pillars":{"conflict":1,"cyber":1,"supply_chain":1,"macro":1},"as_of":"2026-11-22T00:00:00Z"}`, "trend"},
 	} {

@@ -23,7 +23,8 @@ func FuzzRead(f *testing.F) {
 		okOverview, `{}`, `[]`, `null`, `{"score":07}`, `{"score":1e400}`, `{"trend":"\ud800"}`, "{\"trend\":\"\xff\"}",
 		`{"pillar":"cyber","indicators":[{"key":"a","value":1},{"key":"a","value":2},7],"delta_24h":-0,"as_of":"2026-11-22t00:00:00z"}`,
 		`{"events":[` + event("a") + `,{"lat":"x"},[]],"next_cursor":17}`,
-		`{"briefings":[{"published_at":"2016-12-31T23:59:60Z"}],"next_cursor":null}`,
+		`{"briefings":[{"published_at":"2016-12-31T23:59:60Z","tags":["x","\ud800",["y"],"x"]}],"next_cursor":null}`,
+		`{"events":[{"lat":1,"lon":1,"actors":["a","\u00e9",7,{"b":[]},"a"],"category":"c","escalation":1,"occurred_at":"2026-11-22T00:00:00Z","actors":null}],"next_cursor":null}`,
 		`{"pillars":{"cyber":5,"cyber":6},"pillars":[1]}`, `{"a":[[[[[[]]]]]]}`, `{"events":[],"next_cursor":"` + strings.Repeat("c", 5000) + `"}`,
 	}
 	for _, s := range seeds {

@@ -28,8 +28,10 @@ type Collection struct {
 
 // fieldState is a field's value and its rule's verdict ("" when valid).
 type fieldState struct {
-	v   Value
-	bad string
+	v     Value
+	bad   string
+	names []string // of a field of Each: its valid values, each once
+	left  int      // of a field of Each: its values left out, the first for bad
 }
 
 var missing = fieldState{bad: "missing"}
@@ -204,12 +206,15 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		return -1, jsontext.Value{c}.Kind(), s.skip()
 	}
 	for i := range item {
-		item[i] = fieldState{bad: "missing"}
+		item[i] = fieldState{bad: "missing", names: item[i].names[:0], left: 1}
 	}
 	err = s.each(func(_ int, name []byte) error {
 		i := index(fields, name)
-		if i < 0 {
+		switch {
+		case i < 0:
 			return s.skip()
+		case fields[i].Each:
+			return col.readEach(s, fields[i], &item[i])
 		}
 		raw, err := s.value()
 		if err == nil {
@@ -218,12 +223,59 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		return err
 	})
 	for i, f := range fields {
-		if !f.Optional && item[i].bad != "" {
+		if !f.Optional && !f.Each && item[i].bad != "" {
 			return i, 0, err
+		}
+	}
+	for i, f := range fields {
+		if st := item[i]; f.Each && st.left > 0 { // missing, null, not an array, or bad values: those only
+			if col.result.Invalid.count(f.Name) {
+				col.result.Invalid.First = f.Name + ": " + st.bad
+			}
+			col.result.Invalid.Counts[f.Name] += st.left - 1
 		}
 	}
 	return -1, 0, err
 }
+
+// maxEachValues bounds the distinct values an item's field of Each keeps
+// (an event names a handful of actors); the values past them are left out
+// unread, counted.
+const maxEachValues = 32
+
+// readEach judges each value of an item's array by f's rule into st.names,
+// once each, walking the array as a list is walked: one value at a time.
+func (col *Collection) readEach(s *scanner, f Field, st *fieldState) error {
+	st.names, st.bad, st.left = st.names[:0], "", 0 // of a repeated key, the last counts
+	if c, err := s.peek(); err != nil || c != '[' {
+		raw, err := s.value()
+		st.bad, st.left = wrongKind(raw.Kind(), "an array"), 1
+		return err
+	}
+	return s.each(func(int, []byte) error {
+		bad := tooManyValues
+		if len(st.names) < maxEachValues {
+			raw, err := s.value()
+			if err != nil {
+				return err
+			}
+			var v Value
+			if v, bad = f.Rule(raw, &col.c); bad == "" && !slices.Contains(st.names, v.Str) {
+				st.names = append(st.names, v.Str)
+			}
+		} else if err := s.skip(); err != nil {
+			return err
+		}
+		if bad != "" {
+			if st.left++; st.left == 1 {
+				st.bad = bad
+			}
+		}
+		return nil
+	})
+}
+
+var tooManyValues = "more than " + strconv.Itoa(maxEachValues) + " distinct values in one item"
 
 // index is the position in fields of the field named name, or -1.
 func index[S string | []byte](fields []Field, name S) int {

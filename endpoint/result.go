@@ -116,7 +116,12 @@ func (col *Collection) unreadable(s Sample) string {
 				return f.counted()
 			}
 		}
-		return col.e.List.Name // a metric not of a field is a fold's
+		for _, f := range col.e.List.Folds { // a fold's: a count by a field of Each counts under it
+			if by, ok := f.(CountBy); ok && by.Metric == s.Metric && col.e.List.Item[col.e.List.itemIndex(by.Field)].Each {
+				return by.Field
+			}
+		}
+		return col.e.List.Name
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ package simulator
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -87,10 +88,19 @@ func (w *world) event(window int64, i int, conflictScore float64) eventJSON {
 		}
 		pick -= c.weight
 	}
+	// A place flares up for a few hours at a time, so the busiest actors
+	// change over a day.
+	if u(12) < 0.3 {
+		h = hotspots[w.hash(0xf1a4e, uint64(window/surgeWindows))%uint64(len(hotspots))]
+	}
 	actors := []string{h.actors[key(1)%uint64(len(h.actors))]}
 	if u(2) < 0.7 && len(h.actors) > 1 {
 		second := h.actors[(key(1)+1+key(3)%uint64(len(h.actors)-1))%uint64(len(h.actors))]
 		actors = append(actors, second)
+	}
+	// A long tail of local actors, each named by few events.
+	if u(10) < 0.25 {
+		actors = append(actors, localActors[key(11)%uint64(len(localActors))]+" ("+h.place+")")
 	}
 	// A tenser conflict pillar nudges every event's escalation upward.
 	esc := h.escalation*(0.8+0.4*conflictScore/100) + 0.2*(u(4)-0.5)
@@ -106,6 +116,12 @@ func (w *world) event(window int64, i int, conflictScore float64) eventJSON {
 		OccurredAt: occurred.Format("2006-01-02T15:04:05.000Z07:00"),
 	}
 }
+
+// surgeWindows is how many event windows one place's flare-up lasts.
+const surgeWindows = 3
+
+// localActors are the kinds of actor only a place's own events name.
+var localActors = []string{"Unidentified armed group", "Communal militia", "Civilians", "Local defence committee", "Vigilante group"}
 
 func eventWindowOf(now time.Time) int64 { return now.Unix() / int64(eventWindow/time.Second) }
 
@@ -150,6 +166,11 @@ var briefingTemplates = []struct {
 		[]string{"macro", "markets"}},
 }
 
+// placeTag is a briefing's tag of its place: its country, or its name.
+func placeTag(place string) string {
+	return strings.ToLower(strings.TrimSpace(place[strings.LastIndex(place, ",")+1:]))
+}
+
 // briefingHour is when the daily briefing is published (UTC).
 const briefingHour = 6
 
@@ -168,7 +189,7 @@ func (w *world) briefing(now time.Time, k int) briefingJSON {
 		ID:          fmt.Sprintf("brf_%s_%04x", day.Format("20060102"), w.hash(0xb41ef, dayNum, 1)&0xffff),
 		Headline:    t.headline(place, score),
 		Summary:     t.summary(place, score),
-		Tags:        append([]string{"daily"}, t.tags...),
+		Tags:        append([]string{"daily", placeTag(place)}, t.tags...),
 		PublishedAt: day.Format(time.RFC3339),
 	}
 }

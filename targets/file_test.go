@@ -30,7 +30,7 @@ func defaults() targets.Settings {
 	return targets.Settings{
 		Timeout: 10 * time.Second, CursorParam: "cursor", MaxPages: 10,
 		MaxResponseBytes: 16 << 20, MaxDocumentBytes: 1 << 20,
-		Collectors: on, HTTPCache: true, SummaryRefresh: 15 * time.Minute, MaxLabelValues: 1000, GridDegrees: 5,
+		Collectors: on, HTTPCache: true, SummaryRefresh: 15 * time.Minute, MaxLabelValues: 1000, MaxSeries: endpoint.DefaultMaxSeries, GridDegrees: 5,
 	}
 }
 

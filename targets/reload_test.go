@@ -126,6 +126,10 @@ var settingCases = map[string]settingCase{
 	"max_label_values": {yaml: "max_label_values: 2", effect: func(p *prober) bool {
 		return len(p.probe().Family("global_stability_conflict_events_by_category")) == 2
 	}},
+	"max_series": {yaml: "max_series: 30", effect: func(p *prober) bool {
+		v, _ := p.probe().Get("global_stability_label_values_dropped", "metric", "global_stability_conflict_events_by_actor")
+		return v > 0
+	}},
 	"grid_degrees": {yaml: "grid_degrees: 30", effect: func(p *prober) bool {
 		cells := p.probe().Family("global_stability_conflict_events_by_cell")
 		for k := range cells {

@@ -39,6 +39,7 @@ type Settings struct {
 	SummaryRefresh   time.Duration
 	CacheTTL         time.Duration
 	MaxLabelValues   int
+	MaxSeries        int
 	GridDegrees      float64
 
 	// Key is the key's source, KeyFrom says where it reads, for the log.
@@ -85,7 +86,8 @@ func (s *Settings) List() []Setting {
 		{"http_cache", "api.http-cache", "true", "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", flag(&s.HTTPCache)},
 		{"summary_refresh_interval", "api.summary-refresh-interval", "15m", "The spec refreshes /v1/summaries this often: a summary with as_of T is not fetched again before T plus this (nor more than this after it was fetched). 0 turns this off.", duration(&s.SummaryRefresh, 0, "0 (off) or a positive duration, like the spec's 15m")},
 		{"cache_ttl", "api.cache-ttl", "0s", "How long a finished collection also serves later scrapes; 0 shares only collections in flight.", duration(&s.CacheTTL, 0, "0 (share only collections in flight) or a positive duration")},
-		{"max_label_values", "collector.max-label-values", fmt.Sprint(endpoint.DefaultMaxLabelValues), "Most series one metric may carry per scrape when its labels come from upstream data (per pillar for indicators): the busiest categories and cells are kept, and each pillar's first indicators in the API's order.", whole(&s.MaxLabelValues, 1, "at least 1")},
+		{"max_label_values", "collector.max-label-values", fmt.Sprint(endpoint.DefaultMaxLabelValues), "Most series one metric may carry per endpoint and scrape when its labels come from upstream data: " + endpoint.Kept() + ". Within --collector.max-series.", whole(&s.MaxLabelValues, 1, "at least 1")},
+		{"max_series", "collector.max-series", fmt.Sprint(endpoint.DefaultMaxSeries), "Most series of the API's data one scrape of the target exports: those whose labels come from upstream data share what the others (a few dozen) leave, each an equal share, one needing less leaving the rest to the others; what is left out is counted in global_stability_label_values_dropped.", whole(&s.MaxSeries, 1, "at least 1")},
 		{"grid_degrees", "collector.conflict.grid-degrees", fmt.Sprint(endpoint.DefaultGridDegrees), "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", degrees(&s.GridDegrees)},
 	}
 	for _, g := range groups() {

@@ -142,6 +142,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		Endpoints: endpoints,
 		Endpoint: endpoint.Config{
 			MaxLabelValues: s.MaxLabelValues,
+			MaxSeries:      s.MaxSeries,
 			GridDegrees:    s.GridDegrees,
 			Store:          store,
 			Refresh:        map[string]time.Duration{endpoint.Summary.Label: s.SummaryRefresh},
