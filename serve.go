@@ -25,7 +25,9 @@ import (
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-var demoTargets = []string{"demo-a", "demo-b"}
+// The demo's accounts; the last one's quota runs out in its first minutes,
+// so that the dashboards show a red row and GlobalStabilityAPIQuotaLow fires.
+var demoTargets = []string{"demo-a", "demo-b", "demo-c"}
 
 // build builds what the exporter scrapes: a targets' file's targets on
 // /probe; the demo's two accounts on /probe, the first on /metrics too, so
@@ -49,8 +51,11 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 		var named []targets.Named
 		for i, name := range demoTargets {
 			key := rand.Text()
-			sims = append(sims, simulator.New(simulator.Config{Key: key, Seed: uint64(i + 1),
-				Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
+			account := simulator.Demo(key, uint64(i+1))
+			if i == len(demoTargets)-1 {
+				account.RateLimit = simulator.DemoScarceRateLimit
+			}
+			sims = append(sims, simulator.New(account))
 			s := c.defaults
 			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return key, nil }, "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})

@@ -22,7 +22,16 @@ import (
 const (
 	DemoCacheControl = "max-age=30"
 	DemoRateLimit    = 10000 // requests per hour
+	// A quota that runs out in the first minutes, whatever the scrape
+	// interval: two or three scrapes of every endpoint.
+	DemoScarceRateLimit = 20
 )
+
+// Demo is an account as --demo serves it: answering as a good API would,
+// with validators, Cache-Control and a quota.
+func Demo(key string, seed uint64) Config {
+	return Config{Key: key, Seed: seed, Validators: true, CacheControl: DemoCacheControl, RateLimit: DemoRateLimit}
+}
 
 // caching writes the caching and quota headers of a 200 answer with body,
 // and reports whether the request's validators still hold: the answer is
