@@ -38,7 +38,7 @@ func Accounts(accounts ...*Simulator) http.Handler {
 	})
 }
 
-// Configs returns the accounts to serve, each as defaults sets it with the
+// Load returns the accounts to serve, each as defaults sets it with the
 // seeds defaults.Seed, +1, ...: one per key, or, from an accounts' file
 // (when file is not empty), one per entry, but for what the entry sets, by
 // Config's yaml names:
@@ -53,14 +53,14 @@ func Accounts(accounts ...*Simulator) http.Handler {
 //	    failing: [conflict]
 //
 // It reports every problem at once, each with its account.
-func Configs(defaults Config, keys []string, file string) ([]Config, error) {
+func Load(defaults Config, keys []string, file string) ([]*Simulator, error) {
 	var entries []yaml.MapSlice
 	if file == "" {
 		for _, key := range keys {
 			entries = append(entries, yaml.MapSlice{{Key: "key", Value: key}})
 		}
 	} else {
-		b, err := os.ReadFile(file)
+		b, err := os.ReadFile(file) //nolint:gosec // G304: the operator's own file
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func Configs(defaults Config, keys []string, file string) ([]Config, error) {
 		}
 		entries = doc.Accounts
 	}
-	var configs []Config
+	var accounts []*Simulator
 	var problems []error
 	for i, entry := range entries {
 		c := defaults
@@ -86,12 +86,12 @@ func Configs(defaults Config, keys []string, file string) ([]Config, error) {
 		if err != nil {
 			problems = append(problems, fmt.Errorf("account %d: %w", i+1, err))
 		}
-		configs = append(configs, c)
+		accounts = append(accounts, New(c))
 	}
-	if len(configs) == 0 {
+	if len(accounts) == 0 {
 		problems = append(problems, errors.New("no account: give a key, or an accounts' file listing some"))
 	}
-	return configs, errors.Join(problems...)
+	return accounts, errors.Join(problems...)
 }
 
 // check reports what a simulator could not do as c says.

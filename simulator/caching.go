@@ -23,8 +23,9 @@ const (
 	DemoCacheControl = "max-age=30"
 	DemoRateLimit    = 10000 // requests per hour
 	// A quota that runs out in the first minutes, whatever the scrape
-	// interval: two or three scrapes of every endpoint.
-	DemoScarceRateLimit = 20
+	// interval: one round of every endpoint (ten requests, three of them
+	// the pages of the events); the next is answered 429.
+	DemoScarceRateLimit = 10
 )
 
 // Demo is an account as --demo serves it: answering as a good API would,

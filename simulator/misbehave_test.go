@@ -87,12 +87,20 @@ func TestFailingEndpointsAnswer500(t *testing.T) {
 	}
 }
 
-// TestConfigsFromKeysOrAFile: one account per key, seeds counting up from
+// TestLoadFromKeysOrAFile: one account per key, seeds counting up from
 // the defaults'; or one per entry of an accounts' file, each the defaults
 // but for what it sets; every problem of the file at once, by account.
-func TestConfigsFromKeysOrAFile(t *testing.T) {
+func TestLoadFromKeysOrAFile(t *testing.T) {
 	defaults := Demo("", 5)
-	got, err := Configs(defaults, []string{"key-a", "key-b"}, "")
+	load := func(keys []string, file string) ([]Config, error) {
+		sims, err := Load(defaults, keys, file)
+		var configs []Config
+		for _, s := range sims {
+			configs = append(configs, s.cfg)
+		}
+		return configs, err
+	}
+	got, err := load([]string{"key-a", "key-b"}, "")
 	if err != nil || len(got) != 2 || got[0].Key != "key-a" || got[1].Seed != 6 || got[1].RateLimit != DemoRateLimit {
 		t.Errorf("from keys: %+v, %v", got, err)
 	}
@@ -103,7 +111,7 @@ func TestConfigsFromKeysOrAFile(t *testing.T) {
 		}
 	}
 	write("accounts:\n  - key: prod-key-0123456789\n    trend: rising\n  - key: staging-key-0123456789\n    revoked: true\n    rate_limit: 60\n    failing: [conflict, summaries]\n    latency: 10ms\n")
-	got, err = Configs(defaults, []string{"ignored"}, file)
+	got, err = load([]string{"ignored"}, file)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("from a file: %+v, %v", got, err)
 	}
@@ -115,13 +123,13 @@ func TestConfigsFromKeysOrAFile(t *testing.T) {
 		t.Errorf("staging: %+v", staging)
 	}
 	write("accounts:\n  - trend: sideways\n  - key: k\n    failing: [weather]\n  - key: k2\n    colour: red\n")
-	_, err = Configs(defaults, nil, file)
+	_, err = load(nil, file)
 	for _, want := range []string{"account 1: no key", `trend "sideways"`, `account 2: failing: "weather" is no endpoint`, "account 3", "colour"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("a bad file: error %v, want it to say %q", err, want)
 		}
 	}
-	if _, err := Configs(defaults, nil, ""); err == nil {
+	if _, err := load(nil, ""); err == nil {
 		t.Error("no key and no file: no error")
 	}
 }

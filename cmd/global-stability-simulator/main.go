@@ -48,12 +48,8 @@ func main() {
 	accounts := app.Flag("accounts-file", "YAML file of accounts (instead of --key): accounts: [{key: ..., trend: rising, revoked: true, rate_limit: 60, failing: [conflict]}], each as the flags set it but for what it says.").String()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
-	configs, err := simulator.Configs(cfg, *keys, *accounts)
+	sims, err := simulator.Load(cfg, *keys, *accounts)
 	app.FatalIfError(err, "accounts")
-	var sims []*simulator.Simulator
-	for _, account := range configs {
-		sims = append(sims, simulator.New(account))
-	}
 	// Bound first, so that the line saying where it serves is true.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
