@@ -308,7 +308,8 @@ func TestDashboardsAcrossClusters(t *testing.T) {
 		for j, target := range targets {
 			key := fmt.Sprintf("gsk_%s_%s_0123456789", cluster, target)
 			keys[cluster+"/"+target] = key
-			sims = append(sims, simulator.New(simulator.Demo(key, uint64(2*i+j+1))))
+			sims = append(sims, simulator.New(simulator.Config{Key: key, Seed: uint64(2*i + j + 1),
+				Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
 		}
 	}
 	api := httptest.NewServer(simulator.Accounts(sims...))
@@ -435,7 +436,7 @@ func TestABrokenAccountIsRedAtTheTop(t *testing.T) {
 		sim  simulator.Config
 		api  float64 // what the table's API column says: OK, the key refused, out of quota, failing
 	}{
-		{"prod", simulator.Demo("", 1), 1},
+		{"prod", simulator.Config{Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}, 1},
 		{"staging", simulator.Config{Revoked: true}, 401},
 		{"partner", simulator.Config{RateLimit: 10}, 429},
 		{"risk", simulator.Config{Failing: []string{endpoint.Conflict.Label}}, 0},

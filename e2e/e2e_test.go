@@ -224,7 +224,7 @@ func onRealPrometheus(t *testing.T, s setup) {
 	start(t, exporter, "--demo", "--web.listen-address="+demo)
 	// One account: the simulator as the demo runs it.
 	const key = "gsk_e2e_one_account_0123456789"
-	api := httptest.NewServer(simulator.New(simulator.Demo(key, 0)))
+	api := httptest.NewServer(simulator.New(simulator.Config{Key: key, Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
 	t.Cleanup(api.Close)
 	keyFile := filepath.Join(dir, "key")
 	if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {

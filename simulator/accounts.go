@@ -79,11 +79,7 @@ func Load(defaults Config, keys []string, file string) ([]*Simulator, error) {
 		c.Seed += uint64(i)
 		// The entry over a copy of the defaults: what it does not set stays.
 		raw, _ := yaml.Marshal(entry)
-		err := yaml.UnmarshalStrict(raw, &c)
-		if err == nil {
-			err = c.check()
-		}
-		if err != nil {
+		if err := errors.Join(yaml.UnmarshalStrict(raw, &c), c.check()); err != nil {
 			problems = append(problems, fmt.Errorf("account %d: %w", i+1, err))
 		}
 		accounts = append(accounts, New(c))

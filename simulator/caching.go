@@ -28,10 +28,21 @@ const (
 	DemoScarceRateLimit = 10
 )
 
-// Demo is an account as --demo serves it: answering as a good API would,
-// with validators, Cache-Control and a quota.
-func Demo(key string, seed uint64) Config {
-	return Config{Key: key, Seed: seed, Validators: true, CacheControl: DemoCacheControl, RateLimit: DemoRateLimit}
+// Demo is the service --demo scrapes: an account per key, each with a
+// world of its own (seeds 1, 2, ...), answering as a good API would, with
+// validators, Cache-Control and a quota; but the last one's quota runs out
+// in its first minutes, so that the dashboards show a red row and
+// GlobalStabilityAPIQuotaLow fires.
+func Demo(keys ...string) http.Handler {
+	var accounts []*Simulator
+	for i, key := range keys {
+		c := Config{Key: key, Seed: uint64(i + 1), Validators: true, CacheControl: DemoCacheControl, RateLimit: DemoRateLimit}
+		if i == len(keys)-1 {
+			c.RateLimit = DemoScarceRateLimit
+		}
+		accounts = append(accounts, New(c))
+	}
+	return Accounts(accounts...)
 }
 
 // caching writes the caching and quota headers of a 200 answer with body,

@@ -4,10 +4,12 @@ package simulator
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	described "github.com/global-stability/global_stability_exporter/endpoint"
@@ -91,7 +93,7 @@ func TestFailingEndpointsAnswer500(t *testing.T) {
 // the defaults'; or one per entry of an accounts' file, each the defaults
 // but for what it sets; every problem of the file at once, by account.
 func TestLoadFromKeysOrAFile(t *testing.T) {
-	defaults := Demo("", 5)
+	defaults := Config{Seed: 5, Validators: true, CacheControl: DemoCacheControl, RateLimit: DemoRateLimit}
 	load := func(keys []string, file string) ([]Config, error) {
 		sims, err := Load(defaults, keys, file)
 		var configs []Config
@@ -134,20 +136,27 @@ func TestLoadFromKeysOrAFile(t *testing.T) {
 	}
 }
 
-// TestTheDemoQuotaRunsOutInMinutes: an account with the demo's scarce
-// quota is answered 429 within the third scrape of every endpoint, so that
-// --demo shows an account out of quota in its first minutes.
+// TestTheDemoQuotaRunsOutInMinutes: the last account of the demo is
+// answered 429 within three rounds of every endpoint (the first scrapes),
+// so that --demo shows an account out of quota in its first minutes; the
+// others never are.
 func TestTheDemoQuotaRunsOutInMinutes(t *testing.T) {
-	c := Demo(key, 1)
-	c.RateLimit, c.Now = DemoScarceRateLimit, func() time.Time { return t0 }
-	s := New(c)
-	refused := false
-	for range 3 {
-		for _, e := range described.All() {
-			refused = refused || get(t, s, "/v1/"+e.Label, true).Code == http.StatusTooManyRequests
+	synctest.Test(t, func(t *testing.T) { // one clock hour, whenever the test runs
+		demo := Demo("healthy-key", "scarce-key")
+		refused := map[string]bool{}
+		for range 3 {
+			for _, e := range described.All() {
+				for _, key := range []string{"healthy-key", "scarce-key"} {
+					r := httptest.NewRequest(http.MethodGet, "/v1/"+e.Label, nil)
+					r.Header.Set("Authorization", "Bearer "+key)
+					w := httptest.NewRecorder()
+					demo.ServeHTTP(w, r)
+					refused[key] = refused[key] || w.Code == http.StatusTooManyRequests
+				}
+			}
 		}
-	}
-	if !refused {
-		t.Errorf("three rounds of every endpoint under a quota of %d: never 429", DemoScarceRateLimit)
-	}
+		if refused["healthy-key"] || !refused["scarce-key"] {
+			t.Errorf("three rounds of every endpoint: refused %v; want the last account only, out of quota (%d an hour)", refused, DemoScarceRateLimit)
+		}
+	})
 }
