@@ -107,11 +107,12 @@ assert std.length(others) <= std.length(otherPalette) : 'panels.libsonnet: more 
 
   // What a stat, gauge or bar shows without a value: text, in a neutral
   // colour, never a threshold's (Grafana colours a missing value with the
-  // base step, green).
+  // base step, green). The mapping says it too: for a NaN, Grafana would
+  // print "NaN" rather than noValue.
   neutral:: '#8e8e8e',
   noValue(text):: {
     noValue: text,
-    mappings+: [{ type: 'special', options: { match: 'null+nan', result: { color: $.neutral, index: 90 } } }],
+    mappings+: [{ type: 'special', options: { match: 'null+nan', result: { text: text, color: $.neutral, index: 90 } } }],
   },
 
   // The reasons orWhy gives for a value missing, as mappings: red where
