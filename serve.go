@@ -25,7 +25,8 @@ import (
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-var demoTargets = []string{"demo-a", "demo-b"}
+// The demo's accounts (simulator.Demo: the last one's quota runs out).
+var demoTargets = []string{"demo-a", "demo-b", "demo-c"}
 
 // build builds what the exporter scrapes: a targets' file's targets on
 // /probe; the demo's two accounts on /probe, the first on /metrics too, so
@@ -45,17 +46,16 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
 		url := "http://" + ln.Addr().String()
-		var sims []*simulator.Simulator
+		keys := make([]string, len(demoTargets))
 		var named []targets.Named
 		for i, name := range demoTargets {
 			key := rand.Text()
-			sims = append(sims, simulator.New(simulator.Config{Key: key, Seed: uint64(i + 1),
-				Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}))
+			keys[i] = key
 			s := c.defaults
 			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return key, nil }, "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})
 		}
-		srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: simulator.Demo(keys...), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		context.AfterFunc(demoCtx, func() { _ = srv.Close() })
 		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))

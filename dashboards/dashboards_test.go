@@ -4,6 +4,7 @@ package dashboards
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,6 +57,7 @@ type panel struct {
 	grafana.Panel
 	ID          int
 	Description string
+	GridPos     struct{ X, Y, W, H int }
 	Panels      []panel
 	// Transformations Grafana applies to the queries' frames, in order.
 	Transformations []struct {
@@ -65,22 +67,62 @@ type panel struct {
 	Options     json.RawMessage
 	FieldConfig struct {
 		Defaults struct {
-			Unit   string
-			Min    *float64
-			Custom struct {
+			Unit    string
+			Min     *float64
+			NoValue string
+			Custom  struct {
 				AxisLabel, AxisPlacement string
 				ScaleDistribution        *struct{ Type string }
 			}
 			Color      struct{ Mode string }
-			Thresholds *struct {
-				Steps []struct {
-					Color string
-					Value *float64
-				}
-			}
+			Thresholds *thresholds
+			Mappings   []mapping
 		}
 		Overrides []override
 	}
+}
+
+// thresholds are the steps of a field's colour by value.
+type thresholds struct {
+	Steps []struct {
+		Color string
+		Value *float64
+	}
+}
+
+// mapping is a value mapping: a value, a range or a special value (null,
+// nan, null+nan) shown as a text in a colour.
+type mapping struct {
+	Type    string
+	Options json.RawMessage
+}
+
+// result is what a mapping shows.
+type result struct{ Text, Color string }
+
+// results returns what m shows, by the value, range or special value it
+// matches.
+func (m mapping) results() map[string]result {
+	out := map[string]result{}
+	switch m.Type {
+	case "value":
+		_ = json.Unmarshal(m.Options, &out)
+	case "special":
+		var o struct {
+			Match  string
+			Result result
+		}
+		_ = json.Unmarshal(m.Options, &o)
+		out[o.Match] = o.Result
+	case "range":
+		var o struct {
+			From, To float64
+			Result   result
+		}
+		_ = json.Unmarshal(m.Options, &o)
+		out[fmt.Sprintf("%g..%g", o.From, o.To)] = o.Result
+	}
+	return out
 }
 
 // override changes some properties of the series its matcher selects.
@@ -408,22 +450,28 @@ func TestRateAxesHoldZero(t *testing.T) {
 
 // TestAgesReadAsMinutesAndSeconds: an age in seconds shown as a number
 // reads as minutes and seconds; Grafana's unit s wrote 68 s as "1.14 mins".
+// So does every panel and table column showing the age of an as_of.
 func TestAgesReadAsMinutesAndSeconds(t *testing.T) {
 	ages := 0
 	for _, d := range load(t) {
 		for _, p := range d.allPanels() {
-			if p.Type == "timeseries" || len(p.Targets) == 0 || !strings.HasPrefix(p.Targets[0].Expr, "global_stability:data_age_seconds{") ||
-				!strings.HasSuffix(p.Targets[0].Expr, "}") {
+			if p.Type == "timeseries" {
 				continue
 			}
-			ages++
-			if u := p.FieldConfig.Defaults.Unit; u != "dtdurations" {
-				t.Errorf("%s / %q shows an age in seconds with unit %q, not dtdurations", d.File, p.Title, u)
+			for _, s := range p.shown() {
+				// An age, not a severity computed from one.
+				if !strings.Contains(s.target.Expr, "time() - max_over_time(global_stability_as_of_timestamp_seconds") || strings.Contains(s.target.Expr, " bool ") {
+					continue
+				}
+				ages++
+				if u := p.unit(s.column); u != "dtdurations" {
+					t.Errorf("%s / %q %s shows an age in seconds with unit %q, not dtdurations", d.File, p.Title, s.column, u)
+				}
 			}
 		}
 	}
-	if ages < 2 {
-		t.Errorf("%d panels show an age as a value, want both dashboards' data age", ages)
+	if ages < 3 {
+		t.Errorf("%d panels or columns show an age as a value, want the accounts' oldest data and both dashboards' data age", ages)
 	}
 }
 
@@ -483,13 +531,15 @@ func TestUnitOverridesHaveTheirOwnAxis(t *testing.T) {
 }
 
 // TestSeriesKeepTheirColours: no two lines of a time series are given the
-// same fixed colour (a stat may colour synonyms alike), and every panel of the endpoints' request durations gives
-// each endpoint its own (the classic palette repeated colours among eight).
+// same fixed colour (a stat may colour synonyms alike, and status codes
+// are coloured by class: TestStatusCodesHaveFixedColours), and every panel
+// of the endpoints' request durations gives each endpoint its own (the
+// classic palette repeated colours among eight).
 func TestSeriesKeepTheirColours(t *testing.T) {
 	perEndpoint := 0
 	for _, d := range load(t) {
 		for _, p := range d.allPanels() {
-			if p.Type != "timeseries" {
+			if p.Type != "timeseries" || p.showsStatusCodes() {
 				continue
 			}
 			given := map[string]string{} // colour → the matcher it was given to
@@ -530,9 +580,9 @@ func TestSeriesKeepTheirColours(t *testing.T) {
 }
 
 // TestRepeatedPanelsNameWhatTheyRepeat: a panel repeated over a variable
-// names that variable's value in its legend, and a repeated row in its
-// title; the indicator panels named the exporter's instance, so every
-// panel's legend read the same.
+// names that variable's value in its title or legend, and a repeated row
+// in its title; the indicator panels once named neither, so every panel
+// read the same.
 func TestRepeatedPanelsNameWhatTheyRepeat(t *testing.T) {
 	repeated := 0
 	for _, d := range load(t) {
@@ -545,8 +595,8 @@ func TestRepeatedPanelsNameWhatTheyRepeat(t *testing.T) {
 				t.Errorf("%s: a row repeated over $%s is titled %q", d.File, p.Repeat, p.Title)
 			}
 			for _, tg := range p.Targets {
-				if !strings.Contains(tg.LegendFormat, "{{"+p.Repeat+"}}") && !strings.Contains(tg.LegendFormat, "$"+p.Repeat) {
-					t.Errorf("%s / %q: repeated over $%s, its legend %q does not name it", d.File, p.Title, p.Repeat, tg.LegendFormat)
+				if !strings.Contains(p.Title, "$"+p.Repeat) && !strings.Contains(tg.LegendFormat, "{{"+p.Repeat+"}}") && !strings.Contains(tg.LegendFormat, "$"+p.Repeat) {
+					t.Errorf("%s / %q: repeated over $%s, neither its title nor its legend %q names it", d.File, p.Title, p.Repeat, tg.LegendFormat)
 				}
 			}
 		}
@@ -645,10 +695,10 @@ func alertThresholds(t *testing.T) map[string]float64 {
 	return out
 }
 
-// TestColoursAreTheAlerts: a panel coloured by thresholds turns red where
-// the alert on the same value fires, and not before: the score gauge
-// orange and red at the warning and critical, the pillar scores red at
-// PillarScoreHigh, a pillar's change over 24h red at PillarSurge (every
+// TestColoursAreTheAlerts: a panel or table column coloured by thresholds
+// turns red where the alert on the same value fires, and not before: the
+// score orange and red at the warning and critical, the pillar scores red
+// at PillarScoreHigh, a pillar's change over 24h red at PillarSurge (every
 // rise was red, 1.2 as red as 12.5, while the alert fires at 15).
 func TestColoursAreTheAlerts(t *testing.T) {
 	alerts := alertThresholds(t)
@@ -665,26 +715,28 @@ func TestColoursAreTheAlerts(t *testing.T) {
 	checked := map[string]int{}
 	for _, d := range load(t) {
 		for _, p := range d.allPanels() {
-			th := p.FieldConfig.Defaults.Thresholds
-			if th == nil || p.Type == "timeseries" || len(p.Targets) == 0 {
+			if p.Type == "timeseries" {
 				continue
 			}
-			metric := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*`).FindString(p.Targets[0].Expr)
-			steps, ok := want[metric]
-			if !ok {
-				continue
-			}
-			checked[metric]++
-			var got []float64
-			var colours []string
-			for _, s := range th.Steps {
-				if s.Value != nil {
-					got = append(got, *s.Value)
-					colours = append(colours, s.Color)
+			for _, s := range p.shown() {
+				th := p.thresholds(s.column)
+				metric := regexp.MustCompile(`global_stability_[a-z0-9_]+`).FindString(s.target.Expr)
+				steps, ok := want[metric]
+				if th == nil || !ok {
+					continue
 				}
-			}
-			if !slices.Equal(got, steps) || !slices.Equal(colours, []string{"orange", "red"}) {
-				t.Errorf("%s / %q: steps %v %v, want orange at %v and red at %v", d.File, p.Title, got, colours, steps[0], steps[1])
+				checked[metric]++
+				var got []float64
+				var colours []string
+				for _, s := range th.Steps {
+					if s.Value != nil {
+						got = append(got, *s.Value)
+						colours = append(colours, s.Color)
+					}
+				}
+				if !slices.Equal(got, steps) || !slices.Equal(colours, []string{"orange", "red"}) {
+					t.Errorf("%s / %q %s: steps %v %v, want orange at %v and red at %v", d.File, p.Title, s.column, got, colours, steps[0], steps[1])
+				}
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -256,10 +257,13 @@ func checkPanel(t *testing.T, base, file string, p grafana.Panel, pillar string,
 				continue
 			}
 			name := seriesName(tg.LegendFormat, labels, vars)
-			if names[name] {
+			// A panel repeated over a variable shows one of its values
+			// each, the label of its name: the indicator.
+			if shown := labels[p.Repeat] + "\x00" + name; names[shown] {
 				t.Errorf("%s / %q: two series named %q (%v shown)", file, p.Title, name, instances)
+			} else {
+				names[shown] = true
 			}
-			names[name] = true
 			if named && !slices.ContainsFunc([]string{"instance", "target"}, func(l string) bool {
 				return labels[l] != "" && strings.Contains(name, labels[l])
 			}) {
@@ -274,9 +278,9 @@ func checkPanel(t *testing.T, base, file string, p grafana.Panel, pillar string,
 // its own exporter of two targets (the same names in both) as
 // examples/prometheus-targets.yml says, remote-write to a third holding
 // both, which evaluates the mixin rendered with showMultiCluster. Every
-// panel query answers for each target of each cluster, and names the
-// series of what it shows without a name twice: a query that lost the
-// cluster would show prod twice.
+// panel query answers for each target of each cluster, one cluster shown
+// or both, and names the series of what it shows without a name twice: a
+// query or legend that lost the cluster would show prod twice.
 func TestDashboardsAcrossClusters(t *testing.T) {
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
@@ -349,10 +353,208 @@ func TestDashboardsAcrossClusters(t *testing.T) {
 	eventually(t, base, `count by (cluster, target) (global_stability:api_requests:rate5m)`, 4)
 	eventually(t, base, `count by (cluster, instance) (global_stability:data_age_seconds)`, 4)
 	ds := dashboardsIn(t, files)
-	for _, cluster := range clusters {
+	// One cluster, then both at once (the variable's default, All): in the
+	// row of one account too, which shows it in each cluster.
+	for _, cluster := range append(clusters, strings.Join(clusters, "|")) {
 		n := checkPanels(t, base, ds, panelCheck{instances: targets, vars: map[string]string{"cluster": cluster}, selectors: []string{
-			defaultSelector + `, cluster="$cluster"`, exporterSelector + `, cluster="$cluster"`,
+			defaultSelector + `, cluster=~"$cluster"`, exporterSelector + `, cluster=~"$cluster"`,
 		}})
 		t.Logf("cluster %s: evaluated %d panel queries", cluster, n)
 	}
+}
+
+// valuesOf evaluates expr now and returns each series' value by the
+// label by.
+func valuesOf(base, expr, by string) (map[string]float64, error) {
+	r, err := promGet(base, "/api/v1/query", url.Values{"query": {expr}})
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("%s: %s", r.ErrorType, r.Error)
+	}
+	var series []struct {
+		Metric map[string]string
+		Value  [2]any
+	}
+	if err := json.Unmarshal(r.Data.Result, &series); err != nil {
+		return nil, fmt.Errorf("%s returns no vector: %w", expr, err)
+	}
+	out := map[string]float64{}
+	for _, s := range series {
+		text, _ := s.Value[1].(string)
+		out[s.Metric[by]], _ = strconv.ParseFloat(text, 64)
+	}
+	return out, nil
+}
+
+// topPanels are the panels that show every account at the top of a
+// dashboard: the Overview's above its first row, the Pillar's first line.
+func topPanels(d grafana.Dashboard) []grafana.Panel {
+	var out []grafana.Panel
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			break
+		}
+		if !strings.Contains(d.File, "pillar") || p.GridPos.Y == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// accountsTable returns the queries of the Overview's accounts' table, by
+// the name of the column each fills.
+func accountsTable(t *testing.T, ds []grafana.Dashboard) map[string]string {
+	t.Helper()
+	for _, d := range ds {
+		if p := d.Panels[0]; strings.Contains(d.File, "overview") && p.Title == "Accounts" {
+			columns := map[string]string{}
+			for _, tg := range p.Targets {
+				columns[tg.RefID] = tg.Expr
+			}
+			return map[string]string{"state": columns["A"], "API": columns["C"], "score": columns["E"], "alerts firing": columns["F"]}
+		}
+	}
+	t.Fatal("no accounts' table at the top of the Overview")
+	return nil
+}
+
+// TestABrokenAccountIsRedAtTheTop: four accounts of one exporter, scraped
+// as examples/prometheus-targets.yml says, with the mixin's rules (their
+// "for"s a minute to a second): prod healthy, staging's key revoked,
+// partner's quota used up within its first scrapes, risk's conflict
+// endpoint failing. Every panel at the top of either dashboard returns a
+// value for every account, none absent; the accounts' table says what is
+// wrong with each, its state putting the three in trouble before prod,
+// with the alerts firing about them.
+func TestABrokenAccountIsRedAtTheTop(t *testing.T) {
+	need(t, "prometheus")
+	dir := t.TempDir()
+	accounts := []struct {
+		name string
+		sim  simulator.Config
+		api  float64 // what the table's API column says: OK, the key refused, out of quota, failing
+	}{
+		{"prod", simulator.Config{Validators: true, CacheControl: simulator.DemoCacheControl, RateLimit: simulator.DemoRateLimit}, 1},
+		{"staging", simulator.Config{Revoked: true}, 401},
+		{"partner", simulator.Config{RateLimit: 10}, 429},
+		{"risk", simulator.Config{Failing: []string{endpoint.Conflict.Label}}, 0},
+	}
+	var sims []*simulator.Simulator
+	var names []string
+	var file strings.Builder
+	file.WriteString("targets:\n")
+	for i, a := range accounts {
+		a.sim.Key, a.sim.Seed = fmt.Sprintf("gsk_%d_0123456789abcdef", i), uint64(i+1)
+		sims = append(sims, simulator.New(a.sim))
+		names = append(names, a.name)
+		if err := os.WriteFile(filepath.Join(dir, a.name+".key"), []byte(a.sim.Key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&file, "  - name: %s\n    api_url: %%s\n    api_key_file: %s\n", a.name, filepath.Join(dir, a.name+".key"))
+	}
+	api := httptest.NewServer(simulator.Accounts(sims...))
+	t.Cleanup(api.Close)
+	targetsFile := filepath.Join(dir, "targets.yml")
+	if err := os.WriteFile(targetsFile, []byte(strings.ReplaceAll(file.String(), "%s", api.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exporterAddr := freeAddr(t)
+	start(t, buildExporter(t, dir), "--config.file="+targetsFile, "--web.listen-address="+exporterAddr)
+	base, ds := prometheusWithTheMixin(t, dir, exporterAddr, names...)
+
+	// Scraped, every one, and the alerts about the broken ones firing.
+	eventually(t, base, `up{job="global_stability"} == 1`, 4)
+	eventually(t, base, `ALERTS{alertname="GlobalStabilityScoreUnavailable", alertstate="firing", instance=~"staging|partner"}`, 2)
+	eventually(t, base, `ALERTS{alertname="GlobalStabilityAPIQuotaLow", alertstate="firing", target="partner"}`, 1)
+
+	vars := map[string]string{"instance": strings.Join(names, "|"), "pillar": "conflict", "datasource": "prometheus"}
+	for _, d := range ds {
+		for _, p := range topPanels(d) {
+			for _, tg := range p.Targets {
+				got, err := valuesOf(base, grafana.Interpolate(tg.Expr, vars), "instance")
+				if err != nil {
+					t.Errorf("%s / %q: %v", d.File, p.Title, err)
+				}
+				for _, name := range names {
+					if _, ok := got[name]; !ok {
+						t.Errorf("%s / %q / %s: no value for %s (%v): an account in trouble is missing", d.File, p.Title, tg.RefID, name, got)
+					}
+				}
+			}
+		}
+	}
+	table := map[string]map[string]float64{}
+	for column, expr := range accountsTable(t, ds) {
+		values, err := valuesOf(base, grafana.Interpolate(expr, vars), "instance")
+		if err != nil {
+			t.Fatalf("%s: %v", column, err)
+		}
+		table[column] = values
+	}
+	for _, a := range accounts {
+		state, api, alerts := table["state"][a.name], table["API"][a.name], table["alerts firing"][a.name]
+		if trouble := a.name != "prod"; trouble != (state >= 10) || api != a.api {
+			t.Errorf("%s: state %v (TROUBLE from 10), API %v; want trouble %v and API %v", a.name, state, api, trouble, a.api)
+		}
+		if (a.name == "staging" || a.name == "partner") && alerts < 1 {
+			t.Errorf("%s: %v alerts firing, want its own", a.name, alerts)
+		}
+	}
+	if s := table["score"]["staging"]; s != -1 {
+		t.Errorf("staging's score %v, want -1 (none: its overview refused)", s)
+	}
+}
+
+// TestTheDemoShowsAnAccountInTrouble: --demo, scraped as
+// examples/prometheus-targets.yml says with its three accounts and the
+// mixin's rules, puts demo-c at the top of the accounts' table, out of
+// quota, with GlobalStabilityAPIQuotaLow firing about it; demo-a and demo-b
+// are fine.
+func TestTheDemoShowsAnAccountInTrouble(t *testing.T) {
+	need(t, "prometheus")
+	dir := t.TempDir()
+	exporterAddr := freeAddr(t)
+	start(t, buildExporter(t, dir), "--demo", "--web.listen-address="+exporterAddr)
+	names := []string{"demo-a", "demo-b", "demo-c"}
+	base, ds := prometheusWithTheMixin(t, dir, exporterAddr, names...)
+	eventually(t, base, `up{job="global_stability"} == 1`, 3)
+	eventually(t, base, `ALERTS{alertname="GlobalStabilityAPIQuotaLow", alertstate="firing", target="demo-c"}`, 1)
+	vars := map[string]string{"instance": strings.Join(names, "|")}
+	columns := accountsTable(t, ds)
+	// Answered 429 once its answers of the first round are no longer fresh.
+	eventually(t, base, grafana.Interpolate(columns["API"], vars)+" == 429", 1)
+	state, err := valuesOf(base, grafana.Interpolate(columns["state"], vars), "instance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := valuesOf(base, grafana.Interpolate(columns["API"], vars), "instance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state["demo-c"] < 10 || api["demo-c"] != 429 || state["demo-a"] >= 10 || state["demo-b"] >= 10 {
+		t.Errorf("state %v, API %v: want demo-c in trouble, out of quota (429), demo-a and demo-b not", state, api)
+	}
+}
+
+// prometheusWithTheMixin starts a Prometheus scraping the exporter at addr
+// as examples/prometheus-targets.yml says, for targets, with the mixin's
+// rules, their "for"s a minute to a second; it returns its address and the
+// mixin's dashboards.
+func prometheusWithTheMixin(t *testing.T, dir, addr string, targets ...string) (string, []grafana.Dashboard) {
+	t.Helper()
+	config := scaledMixinConfig(t, "{}")
+	files, err := render.Mixin(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, prometheusTargetsConfig(t, addr, renderRules(t, dir, config), nil, targets...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeAddr(t)
+	start(t, need(t, "prometheus"), "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	return "http://" + promAddr, dashboardsIn(t, files)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -112,16 +113,21 @@ func TestMultiClusterAlertsKeepTheCluster(t *testing.T) {
 }
 
 // TestMultiClusterDashboardsSelectTheCluster: with showMultiCluster, each
-// dashboard's first variable after the data source is the cluster, every
-// other variable's query and every panel query selects it, with the label
-// the config names.
+// dashboard's first variable after the data source is the cluster, several
+// of them at once, every one by default; every other variable's query and
+// every panel query selects them, with the label the config names; and
+// every series, bar and table row names its cluster, every aggregation
+// keeping it, so that prod of two clusters reads as two accounts, in the
+// panels of every account and in the row of one (which shows it in each
+// cluster).
 func TestMultiClusterDashboardsSelectTheCluster(t *testing.T) {
+	aggregation := regexp.MustCompile(`\b(?:sum|max|min|avg|count|group) by \(([^)]*)\)`)
 	for _, label := range []string{"cluster", "k8s_cluster"} {
 		files, err := render.Mixin(`{showMultiCluster: true, clusterLabel: "` + label + `"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		matcher := label + `="$cluster"`
+		matcher := label + `=~"$cluster"`
 		n := 0
 		for path, content := range files {
 			if !strings.HasPrefix(path, "dashboards/") {
@@ -135,8 +141,9 @@ func TestMultiClusterDashboardsSelectTheCluster(t *testing.T) {
 			var tmpl struct {
 				Templating struct {
 					List []struct {
-						Name       string
-						Definition string
+						Name, Definition  string
+						Multi, IncludeAll bool
+						Current           struct{ Value []string }
 					}
 				}
 			}
@@ -151,6 +158,9 @@ func TestMultiClusterDashboardsSelectTheCluster(t *testing.T) {
 			if !strings.Contains(vars[1].Definition, ", "+label+")") {
 				t.Errorf("%s: the cluster variable's query %q does not read the label %s", path, vars[1].Definition, label)
 			}
+			if v := vars[1]; !v.Multi || !v.IncludeAll || strings.Join(v.Current.Value, ",") != "$__all" {
+				t.Errorf("%s: the cluster variable is multi %v, all %v, at %v: want several at once, every one by default", path, v.Multi, v.IncludeAll, v.Current.Value)
+			}
 			for _, v := range vars[2:] {
 				if !strings.Contains(v.Definition, matcher) {
 					t.Errorf("%s: variable %s's query %q does not select the cluster", path, v.Name, v.Definition)
@@ -161,6 +171,14 @@ func TestMultiClusterDashboardsSelectTheCluster(t *testing.T) {
 					selections := strings.Count(target.Expr, "{") - strings.Count(target.Expr, "{{")
 					if strings.Count(target.Expr, matcher) != selections {
 						t.Errorf("%s / %q: %q does not select the cluster in each of its %d selections", path, p.Title, target.Expr, selections)
+					}
+					if target.Format != "table" && !strings.Contains(target.LegendFormat, "{{"+label+"}}") {
+						t.Errorf("%s / %q: the legend %q does not name the cluster", path, p.Title, target.LegendFormat)
+					}
+					for _, by := range aggregation.FindAllStringSubmatch(target.Expr, -1) {
+						if !strings.Contains(by[1], label) {
+							t.Errorf("%s / %q: %s aggregates the cluster away", path, p.Title, by[0])
+						}
 					}
 				}
 			}

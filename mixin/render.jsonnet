@@ -49,12 +49,12 @@ function(config={})
     [dir + 'dashboards/' + name]: json(m.grafanaDashboards[name])
     for name in std.objectFields(m.grafanaDashboards)
   };
+  // The dashboards once, in dashboards/: Grafana's provisioning and the
+  // kustomize example (dashboards/kustomization.yaml) read them there.
   chartFiles(chart, chartDir) + chartFiles(chartMultiCluster, chartDir + 'multicluster/') + {
-    ['examples/kubernetes/dashboards/' + name]: json(mixin.grafanaDashboards[name])
+    ['dashboards/' + name]: json(mixin.grafanaDashboards[name])
     for name in std.objectFields(mixin.grafanaDashboards)
   } + {
-    'dashboards/global-stability-overview.json': std.manifestJsonEx(mixin.grafanaDashboards['global-stability-overview.json'], '  ') + '\n',
-    'dashboards/global-stability-pillar.json': std.manifestJsonEx(mixin.grafanaDashboards['global-stability-pillar.json'], '  ') + '\n',
     'alerts/global_stability.rules.yml': generated + thresholds + yaml({ groups: groups }),
     'examples/kubernetes/prometheusrule.yaml': generated + |||
       #

@@ -22,7 +22,28 @@ import (
 const (
 	DemoCacheControl = "max-age=30"
 	DemoRateLimit    = 10000 // requests per hour
+	// A quota that runs out in the first minutes, whatever the scrape
+	// interval: one round of every endpoint (ten requests, three of them
+	// the pages of the events); the next is answered 429.
+	DemoScarceRateLimit = 10
 )
+
+// Demo is the service --demo scrapes: an account per key, each with a
+// world of its own (seeds 1, 2, ...), answering as a good API would, with
+// validators, Cache-Control and a quota; but the last one's quota runs out
+// in its first minutes, so that the dashboards show a red row and
+// GlobalStabilityAPIQuotaLow fires.
+func Demo(keys ...string) http.Handler {
+	var accounts []*Simulator
+	for i, key := range keys {
+		c := Config{Key: key, Seed: uint64(i + 1), Validators: true, CacheControl: DemoCacheControl, RateLimit: DemoRateLimit}
+		if i == len(keys)-1 {
+			c.RateLimit = DemoScarceRateLimit
+		}
+		accounts = append(accounts, New(c))
+	}
+	return Accounts(accounts...)
+}
 
 // caching writes the caching and quota headers of a 200 answer with body,
 // and reports whether the request's validators still hold: the answer is

@@ -4,6 +4,7 @@ package simulator
 
 import (
 	"bytes"
+	"cmp"
 	"net"
 	"net/http"
 	"strconv"
@@ -44,10 +45,7 @@ const maxHang = 10 * time.Minute
 func (f Fault) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	switch f.Kind {
 	case FaultStatus:
-		status := f.Status
-		if status == 0 {
-			status = http.StatusInternalServerError
-		}
+		status := cmp.Or(f.Status, http.StatusInternalServerError)
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
@@ -67,10 +65,7 @@ func (f Fault) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	case FaultHang:
 		sleep(r.Context(), maxHang)
 	case FaultSlowBody:
-		delay := f.Delay
-		if delay <= 0 {
-			delay = 100 * time.Millisecond
-		}
+		delay := cmp.Or(f.Delay, 100*time.Millisecond)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		for rest := body; len(rest) > 0; {
@@ -87,11 +82,7 @@ func (f Fault) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 			}
 		}
 	case FaultOversize:
-		size := f.Bytes
-		if size <= 0 {
-			size = 64 << 20
-		}
-		streamOversize(w, size)
+		streamOversize(w, cmp.Or(f.Bytes, 64<<20))
 	case FaultReset:
 		reset(w)
 	case FaultContentType:

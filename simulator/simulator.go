@@ -5,9 +5,11 @@
 // that moves in wall-clock time. It is the reference upstream for the
 // client's and the collector's tests, for --demo and for the benchmarks.
 //
-// Everything it serves is a pure function of the seed and the time, so two
-// simulators with the same seed and clock serve identical bytes, and a
-// million events cost no memory.
+// Everything it serves is a pure function of the seed and the time (and,
+// for a scripted trend, the time it started), so two simulators with the
+// same seed and clock serve identical bytes, and a million events cost no
+// memory. It misbehaves on request: a scripted score trend, a revoked key,
+// a quota that runs out, failing endpoints (Config, an accounts' file).
 //
 // Choices for what the spec leaves open: trend is "improving", "stable" or
 // "deteriorating" (change of the composite over the past hour); escalation
@@ -17,6 +19,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -41,37 +44,46 @@ const (
 )
 
 // Config sets up a Simulator. The zero value is usable: any bearer key is
-// refused (set Key), defaults apply to the rest.
+// refused (set Key), defaults apply to the rest. The yaml names are an
+// accounts' file's (Configs).
 type Config struct {
-	Key           string           // the only bearer key accepted
-	Seed          uint64           // same seed and time, same data
-	Events        int              // conflict events per hour window; default 120, negative for none
-	Briefings     int              // daily briefings served; default 10, negative for none
-	PageSize      int              // items per page of /v1/conflict and /v1/briefings; default 50
-	CursorParam   string           // query parameter carrying the cursor; default "cursor"
-	PageSizeParam string           // query parameter a client may use to set the page size; off when empty
-	Latency       time.Duration    // added before every response
-	Now           func() time.Time // the clock; default time.Now
+	Key           string           `yaml:"key"`             // the only bearer key accepted
+	Seed          uint64           `yaml:"seed"`            // same seed and time, same data
+	Events        int              `yaml:"events"`          // conflict events per hour window; default 120, negative for none
+	Briefings     int              `yaml:"briefings"`       // daily briefings served; default 10, negative for none
+	PageSize      int              `yaml:"page_size"`       // items per page of /v1/conflict and /v1/briefings; default 50
+	CursorParam   string           `yaml:"cursor_param"`    // query parameter carrying the cursor; default "cursor"
+	PageSizeParam string           `yaml:"page_size_param"` // query parameter a client may use to set the page size; off when empty
+	Latency       time.Duration    `yaml:"latency"`         // added before every response
+	Now           func() time.Time `yaml:"-"`               // the clock; default time.Now
 	// Validators sends an ETag (a hash of the body) and a Last-Modified
 	// (its as_of, where it has one), and answers 304 Not Modified to a
 	// request whose If-None-Match or If-Modified-Since still holds.
-	Validators bool
+	Validators bool `yaml:"validators"`
 	// CacheControl is sent as Cache-Control with every answer (e.g.
 	// "max-age=30"); empty sends none.
-	CacheControl string
+	CacheControl string `yaml:"cache_control"`
 	// RateLimit announces a quota of this many requests per clock hour in
 	// RateLimit/RateLimit-Policy and X-RateLimit-* headers, and answers 429
-	// past it; 0 announces and enforces none.
-	RateLimit int
+	// past it, until the hour is over: a small one runs out in minutes. 0
+	// announces and enforces none.
+	RateLimit int `yaml:"rate_limit"`
+	// Trend scripts the scores from the simulator's start (one of Trends):
+	// rising or falling a point a minute, to the scale's end, or steady
+	// at each pillar's mean. Empty, they wander (a mean-reverting walk).
+	Trend string `yaml:"trend"`
+	// Revoked refuses the key, with the 401 of any key not the account's.
+	Revoked bool `yaml:"revoked"`
+	// Failing are endpoints (labels such as "conflict") answering 500.
+	Failing []string `yaml:"failing"`
 }
 
-// Simulator serves the API. Faults and latency can be changed while it runs.
+// Simulator serves the API. Faults can be changed while it runs.
 type Simulator struct {
 	cfg   Config
 	world world
 
 	mu         sync.Mutex
-	latency    time.Duration
 	faults     map[string]Fault
 	requests   map[string]int
 	rateWindow time.Time // the clock hour of the quota
@@ -80,29 +92,22 @@ type Simulator struct {
 
 // New returns a simulator for cfg.
 func New(cfg Config) *Simulator {
-	if cfg.Events == 0 {
-		cfg.Events = DefaultEvents
-	}
-	if cfg.Briefings == 0 {
-		cfg.Briefings = DefaultBriefings
-	}
-	cfg.Events, cfg.Briefings = max(cfg.Events, 0), max(cfg.Briefings, 0)
-	if cfg.PageSize <= 0 {
-		cfg.PageSize = DefaultPageSize
-	}
-	if cfg.CursorParam == "" {
-		cfg.CursorParam = DefaultCursorParam
-	}
+	cfg.Events, cfg.Briefings = max(cmp.Or(cfg.Events, DefaultEvents), 0), max(cmp.Or(cfg.Briefings, DefaultBriefings), 0)
+	cfg.PageSize = cmp.Or(max(cfg.PageSize, 0), DefaultPageSize)
+	cfg.CursorParam = cmp.Or(cfg.CursorParam, DefaultCursorParam)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Simulator{
+	s := &Simulator{
 		cfg:      cfg,
-		world:    world{seed: cfg.Seed},
-		latency:  cfg.Latency,
+		world:    world{seed: cfg.Seed, course: cfg.Trend, start: minute(cfg.Now())},
 		faults:   make(map[string]Fault),
 		requests: make(map[string]int),
 	}
+	for _, endpoint := range cfg.Failing {
+		s.faults[endpoint] = Fault{Kind: FaultStatus}
+	}
+	return s
 }
 
 // SetFault makes every later request to endpoint (a label such as
@@ -111,10 +116,6 @@ func New(cfg Config) *Simulator {
 func (s *Simulator) SetFault(endpoint string, f Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.Kind == FaultNone {
-		delete(s.faults, endpoint)
-		return
-	}
 	s.faults[endpoint] = f
 }
 
@@ -123,13 +124,6 @@ func (s *Simulator) ClearFaults() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.faults)
-}
-
-// SetLatency changes the delay added before every response.
-func (s *Simulator) SetLatency(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.latency = d
 }
 
 // Requests returns how many requests reached endpoint so far (any outcome;
@@ -157,10 +151,10 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	endpoint := strings.TrimPrefix(r.URL.Path, "/v1/")
 	s.mu.Lock()
 	s.requests[endpoint]++
-	latency, fault := s.latency, s.faults[endpoint]
+	fault := s.faults[endpoint]
 	s.mu.Unlock()
 
-	if !sleep(r.Context(), latency) {
+	if !sleep(r.Context(), s.cfg.Latency) {
 		return
 	}
 	if r.Method != http.MethodGet {
@@ -168,7 +162,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "only GET is supported")
 		return
 	}
-	if r.Header.Get("Authorization") != "Bearer "+s.cfg.Key || s.cfg.Key == "" {
+	if r.Header.Get("Authorization") != "Bearer "+s.cfg.Key || s.cfg.Key == "" || s.cfg.Revoked {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="global-stability"`)
 		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid API key")
 		return
@@ -181,12 +175,8 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fault.serve(w, r, body)
 		return
 	}
-	if status != http.StatusOK {
-		code := "bad_request"
-		if status == http.StatusNotFound {
-			code = "not_found"
-		}
-		writeError(w, status, code, string(body))
+	if status != http.StatusOK { // bad_request, not_found
+		writeError(w, status, strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_"), string(body))
 		return
 	}
 	if s.caching(w, r, body) {
@@ -209,9 +199,20 @@ func (s *Simulator) route(endpoint string, r *http.Request) ([]byte, int) {
 		}
 		return mustJSON(s.world.drilldown(i, now)), http.StatusOK
 	case endpoint == "conflict":
-		return s.eventsPage(r, now)
+		return s.list(r, eventWindowOf(now), "events", s.cfg.Events, func(gen int64, from, to int) (events []any) {
+			conflict := s.world.pillarScore(pillarIndex("conflict"), gen*60)
+			for i := from; i < to; i++ {
+				events = append(events, s.world.event(gen, i, conflict))
+			}
+			return events
+		})
 	case endpoint == "briefings":
-		return s.briefingsPage(r, now)
+		return s.list(r, now.Unix(), "briefings", s.cfg.Briefings, func(gen int64, from, to int) (briefings []any) {
+			for k := from; k < to; k++ {
+				briefings = append(briefings, s.world.briefing(time.Unix(gen, 0), k))
+			}
+			return briefings
+		})
 	case endpoint == "summaries":
 		return mustJSON(s.world.summary(now)), http.StatusOK
 	}
@@ -254,37 +255,15 @@ func cursor(gen int64, next, total int) *string {
 	return &c
 }
 
-func (s *Simulator) eventsPage(r *http.Request, now time.Time) ([]byte, int) {
-	start, size, gen, err := s.page(r, eventWindowOf(now))
+// list answers a page of a paged list of total items, called name: those
+// from..to of generation gen, by items.
+func (s *Simulator) list(r *http.Request, generation int64, name string, total int, items func(gen int64, from, to int) []any) ([]byte, int) {
+	start, size, gen, err := s.page(r, generation)
 	if err != nil {
 		return []byte(err.Error()), http.StatusBadRequest
 	}
-	conflict := s.world.pillarScore(pillarIndex("conflict"), gen*60)
-	page := struct {
-		Events     []eventJSON `json:"events"`
-		NextCursor *string     `json:"next_cursor"`
-	}{Events: []eventJSON{}}
-	for i := start; i < min(start+size, s.cfg.Events); i++ {
-		page.Events = append(page.Events, s.world.event(gen, i, conflict))
-	}
-	page.NextCursor = cursor(gen, start+size, s.cfg.Events)
-	return mustJSON(page), http.StatusOK
-}
-
-func (s *Simulator) briefingsPage(r *http.Request, now time.Time) ([]byte, int) {
-	start, size, gen, err := s.page(r, now.Unix())
-	if err != nil {
-		return []byte(err.Error()), http.StatusBadRequest
-	}
-	page := struct {
-		Briefings  []briefingJSON `json:"briefings"`
-		NextCursor *string        `json:"next_cursor"`
-	}{Briefings: []briefingJSON{}}
-	for k := start; k < min(start+size, s.cfg.Briefings); k++ {
-		page.Briefings = append(page.Briefings, s.world.briefing(time.Unix(gen, 0), k))
-	}
-	page.NextCursor = cursor(gen, start+size, s.cfg.Briefings)
-	return mustJSON(page), http.StatusOK
+	page := append([]any{}, items(gen, start, min(start+size, total))...)
+	return mustJSON(map[string]any{name: page, "next_cursor": cursor(gen, start+size, total)}), http.StatusOK
 }
 
 func mustJSON(v any) []byte {

@@ -79,11 +79,32 @@ const (
 
 // pillarScore is the unrounded score of pillar i at minute m.
 func (w *world) pillarScore(i int, m int64) float64 {
+	if w.course == "steady" {
+		return pillarModels[i].mean
+	}
 	x := 0.0
 	for j := int64(walkMemory); j >= 0; j-- {
 		x = walkPhi*x + walkSigma*w.gauss(uint64(i), uint64(m-j))
 	}
-	return clamp(pillarModels[i].mean+x, 1, 99)
+	return clamp(pillarModels[i].mean+x+w.drift(m), 1, 99)
+}
+
+// Trends are the courses Config.Trend may script.
+var Trends = []string{"rising", "falling", "steady"}
+
+// drift is how far a rising or falling trend has moved every score by
+// minute m: a point a minute since the start, none before it; so the
+// composite crosses the warning and rises fast enough for the alerts on
+// both within the first half hour.
+func (w *world) drift(m int64) float64 {
+	d := float64(max(m-w.start, 0))
+	switch w.course {
+	case "rising":
+		return d
+	case "falling":
+		return -d
+	}
+	return 0
 }
 
 func (w *world) composite(m int64) float64 {
@@ -110,7 +131,13 @@ func (w *world) trend(m int64) string {
 	}
 }
 
-type world struct{ seed uint64 }
+// world is the simulated world of one seed; a scripted trend (Config.Trend)
+// moves its scores from minute start on.
+type world struct {
+	seed   uint64
+	course string // Config.Trend
+	start  int64
+}
 
 // hash is splitmix64 over the seed and a stream of keys: a cheap,
 // well-mixed, stateless source of randomness.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -14,14 +15,18 @@ import (
 const exampleKey = "gsk_example_0123456789abcdef"
 
 // kustomizeExample builds examples/kubernetes (in a copy, beside the
-// api-key file its secretGenerator reads and git ignores).
+// api-key file its secretGenerator reads and git ignores, and the
+// dashboards it takes from dashboards/, where they are as it finds them).
 func kustomizeExample(t *testing.T) manifests {
 	t.Helper()
 	kustomize := tool(t, "kustomize")
-	dir := filepath.Join(t.TempDir(), "kubernetes")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "kubernetes"))); err != nil {
-		t.Fatal(err)
+	root := t.TempDir()
+	for _, from := range []string{"examples/kubernetes", "dashboards"} {
+		if err := os.CopyFS(filepath.Join(root, from), os.DirFS(filepath.Join("..", "..", from))); err != nil {
+			t.Fatal(err)
+		}
 	}
+	dir := filepath.Join(root, "examples", "kubernetes")
 	if err := os.WriteFile(filepath.Join(dir, "api-key"), []byte(exampleKey), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +38,10 @@ func kustomizeExample(t *testing.T) manifests {
 }
 
 // TestKustomizeExample: the kustomize example decodes strictly, carries the
-// mixin's rules and both dashboards for Grafana's sidecar, unchanged, and
-// keeps the exporter's endpoint label from the operator's.
+// mixin's rules and both dashboards for Grafana's sidecar, unchanged (the
+// committed ones of dashboards/, their one copy), each its own ConfigMap
+// of a fixed name, and keeps the exporter's endpoint label from the
+// operator's.
 func TestKustomizeExample(t *testing.T) {
 	m := kustomizeExample(t)
 	selector := `job="global_stability"`
@@ -70,6 +77,14 @@ func TestKustomizeExample(t *testing.T) {
 	}
 	if !found["global-stability-overview.json"] || !found["global-stability-pillar.json"] {
 		t.Errorf("dashboards in ConfigMaps: %v, want the overview and the pillar", found)
+	}
+	var configMaps []string
+	for name := range m.configMaps {
+		configMaps = append(configMaps, name)
+	}
+	sort.Strings(configMaps)
+	if got := strings.Join(configMaps, " "); got != "global-stability-dashboard-overview global-stability-dashboard-pillar" {
+		t.Errorf("ConfigMaps %s, want one per dashboard, by its fixed name", got)
 	}
 	// The images: override reaches the Deployment, at the exporter's VERSION,
 	// and the key file is the owner's to read only.

@@ -30,7 +30,7 @@ func TestClusterLabelPassesThrough(t *testing.T) {
 	if !found {
 		t.Error("GlobalStabilityExporterDown does not match its exporter within the cluster: on (k8s_cluster)")
 	}
-	const matcher = `k8s_cluster="$cluster"`
+	const matcher = `k8s_cluster=~"$cluster"`
 	dashboards := 0
 	for name, cm := range m.configMaps {
 		for key, text := range cm.Data {

@@ -7,7 +7,8 @@
 //	go run ./cmd/global-stability-simulator --listen-address=127.0.0.1:10111 --key=demo-key-0123456789
 //	curl -H 'Authorization: Bearer demo-key-0123456789' http://127.0.0.1:10111/v1/global-stability
 //
-// Each --key is an account with a world of its own (seeds --seed, --seed+1, ...).
+// Each --key (or entry of --accounts-file) is an account with a world of its own (seeds
+// --seed, --seed+1, ...), misbehaving on request: --trend, --revoked, --rate-limit, --fail-endpoint.
 package main
 
 import (
@@ -40,15 +41,15 @@ func main() {
 	app.Flag("latency", "Delay added before every response.").Default("0s").DurationVar(&cfg.Latency)
 	app.Flag("validators", "Send ETag and Last-Modified, and answer 304 Not Modified when they still hold (--no-validators: never).").Default("true").BoolVar(&cfg.Validators)
 	app.Flag("cache-control", `Cache-Control header of every answer; "" sends none.`).Default(simulator.DemoCacheControl).StringVar(&cfg.CacheControl)
-	app.Flag("rate-limit", "Requests allowed per clock hour, announced in RateLimit and X-RateLimit-* headers and enforced with 429; 0: no quota.").Default("0").IntVar(&cfg.RateLimit)
+	app.Flag("rate-limit", "Requests allowed per clock hour, announced in RateLimit and X-RateLimit-* headers and enforced with 429 until the hour is over (a small one runs out in minutes); 0: no quota.").Default("0").IntVar(&cfg.RateLimit)
+	app.Flag("trend", "Scripted course of the scores from the start: rising or falling a point a minute, or steady; empty: they wander.").Default("").StringVar(&cfg.Trend)
+	app.Flag("revoked", "Refuse the key with 401, as for a revoked key.").BoolVar(&cfg.Revoked)
+	app.Flag("fail-endpoint", "An endpoint (label, e.g. conflict) that answers 500 to every request; repeat it for several.").StringsVar(&cfg.Failing)
+	accounts := app.Flag("accounts-file", "YAML file of accounts (instead of --key): accounts: [{key: ..., trend: rising, revoked: true, rate_limit: 60, failing: [conflict]}], each as the flags set it but for what it says.").String()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
-	var sims []*simulator.Simulator
-	for i, key := range *keys {
-		account := cfg
-		account.Key, account.Seed = key, cfg.Seed+uint64(i)
-		sims = append(sims, simulator.New(account))
-	}
+	sims, err := simulator.Load(cfg, *keys, *accounts)
+	app.FatalIfError(err, "accounts")
 	// Bound first, so that the line saying where it serves is true.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

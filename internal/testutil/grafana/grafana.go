@@ -20,7 +20,8 @@ type Dashboard struct {
 // Panel is one panel; a collapsed row carries its panels.
 type Panel struct {
 	Type, Title string
-	Repeat      string // the variable it, or a row and the panels after it, repeat over
+	GridPos     struct{ X, Y, W, H int } // where it is: y 0 is the top row
+	Repeat      string                   // the variable it, or a row and the panels after it, repeat over
 	Targets     []Target
 	Panels      []Panel
 }
