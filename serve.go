@@ -25,12 +25,12 @@ import (
 	"github.com/global-stability/global_stability_exporter/targets"
 )
 
-// The demo's accounts (simulator.Demo: the last one's quota runs out).
 var demoTargets = []string{"demo-a", "demo-b", "demo-c"}
 
 // build builds what the exporter scrapes: a targets' file's targets on
-// /probe; the demo's two accounts on /probe, the first on /metrics too, so
-// that either way can be tried; or the flags' one account on /metrics.
+// /probe; the demo's accounts on /probe (simulator.Demo: the last one's
+// quota runs out), the first on /metrics too, so that either way can be
+// tried; or the flags' one account on /metrics.
 func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Set, metrics *targets.Target, err error) {
 	switch {
 	case c.configFile != "":

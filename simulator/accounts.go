@@ -15,10 +15,10 @@ import (
 	described "github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// Accounts serves several simulated API accounts at one address, as one
-// service serves its customers: a request is answered by the simulator
-// whose key it carries (each its own world, faults and quota), and a key
-// that is none of theirs gets the 401 any of them gives.
+// Accounts serves several simulated API accounts (at least one) at one
+// address, as one service serves its customers: a request is answered by the
+// simulator whose key it carries (each its own world, faults and quota), and
+// a key that is none of theirs gets the 401 any of them gives.
 func Accounts(accounts ...*Simulator) http.Handler {
 	byKey := map[string]*Simulator{}
 	for _, a := range accounts {
@@ -30,11 +30,7 @@ func Accounts(accounts ...*Simulator) http.Handler {
 			a.ServeHTTP(w, r)
 			return
 		}
-		if len(accounts) > 0 {
-			accounts[0].ServeHTTP(w, r) // refuses the key as a lone simulator would
-			return
-		}
-		http.Error(w, `{"error":"unauthorized","message":"no such key"}`, http.StatusUnauthorized)
+		accounts[0].ServeHTTP(w, r) // refuses the key as a lone simulator would
 	})
 }
 

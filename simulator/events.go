@@ -126,43 +126,23 @@ var localActors = []string{"Unidentified armed group", "Communal militia", "Civi
 func eventWindowOf(now time.Time) int64 { return now.Unix() / int64(eventWindow/time.Second) }
 
 // briefingTemplates give the headline and text of each pillar's briefing,
-// from a place in the news and the pillar's score that morning.
+// formats of a place in the news (%[1]s) and the pillar's score that morning
+// (%.1[2]f).
 var briefingTemplates = []struct {
-	pillar            string
-	headline, summary func(place string, score float64) string
-	tags              []string
+	pillar, headline, summary string
+	tags                      []string
 }{
-	{"conflict",
-		func(place string, score float64) string {
-			return fmt.Sprintf("Fighting intensifies around %s as the conflict pillar reaches %.1f", place, score)
-		},
-		func(place string, score float64) string {
-			return fmt.Sprintf("Analysts tracked a rise in armed clashes around %s. The conflict pillar stands at %.1f; escalation risk remains concentrated in a handful of theatres.", place, score)
-		},
+	{"conflict", "Fighting intensifies around %[1]s as the conflict pillar reaches %.1[2]f",
+		"Analysts tracked a rise in armed clashes around %[1]s. The conflict pillar stands at %.1[2]f; escalation risk remains concentrated in a handful of theatres.",
 		[]string{"conflict", "security"}},
-	{"cyber",
-		func(_ string, score float64) string {
-			return fmt.Sprintf("Ransomware wave hits logistics operators; cyber pillar at %.1f", score)
-		},
-		func(place string, score float64) string {
-			return fmt.Sprintf("A coordinated ransomware campaign disrupted logistics and port operators, with spill-over reported near %s. The cyber pillar stands at %.1f.", place, score)
-		},
+	{"cyber", "Ransomware wave hits logistics operators; cyber pillar at %.1[2]f",
+		"A coordinated ransomware campaign disrupted logistics and port operators, with spill-over reported near %[1]s. The cyber pillar stands at %.1[2]f.",
 		[]string{"cyber", "ransomware"}},
-	{"supply_chain",
-		func(place string, _ float64) string {
-			return "Shipping delays lengthen as chokepoint risk near " + place + " stays elevated"
-		},
-		func(place string, score float64) string {
-			return fmt.Sprintf("Rerouting around contested waters near %s keeps freight rates high. The supply chain pillar stands at %.1f.", place, score)
-		},
+	{"supply_chain", "Shipping delays lengthen as chokepoint risk near %[1]s stays elevated",
+		"Rerouting around contested waters near %[1]s keeps freight rates high. The supply chain pillar stands at %.1[2]f.",
 		[]string{"supply_chain", "shipping"}},
-	{"macro",
-		func(_ string, score float64) string {
-			return fmt.Sprintf("Markets weigh sovereign risk as the macro pillar moves to %.1f", score)
-		},
-		func(place string, score float64) string {
-			return fmt.Sprintf("Sovereign spreads widened modestly while commodity volatility stayed contained; exposure to %s weighs on regional outlooks. The macro pillar stands at %.1f.", place, score)
-		},
+	{"macro", "Markets weigh sovereign risk as the macro pillar moves to %.1[2]f",
+		"Sovereign spreads widened modestly while commodity volatility stayed contained; exposure to %[1]s weighs on regional outlooks. The macro pillar stands at %.1[2]f.",
 		[]string{"macro", "markets"}},
 }
 
@@ -187,8 +167,8 @@ func (w *world) briefing(now time.Time, k int) briefingJSON {
 	score := round(w.pillarScore(pillarIndex(t.pillar), minute(day)), 1)
 	return briefingJSON{
 		ID:          fmt.Sprintf("brf_%s_%04x", day.Format("20060102"), w.hash(0xb41ef, dayNum, 1)&0xffff),
-		Headline:    t.headline(place, score),
-		Summary:     t.summary(place, score),
+		Headline:    fmt.Sprintf(t.headline, place, score),
+		Summary:     fmt.Sprintf(t.summary, place, score),
 		Tags:        append([]string{"daily", placeTag(place)}, t.tags...),
 		PublishedAt: day.Format(time.RFC3339),
 	}
