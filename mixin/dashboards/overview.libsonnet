@@ -7,6 +7,8 @@ function(c)
   local sel = p.selector(c);
   local by = p.account(c);
   local q(metric, extra='') = '%s{%s%s}' % [metric, sel, extra];
+  // The busiest few series of a metric of names, per cluster with several.
+  local top(metric) = 'sort_desc(topk%s (8, %s))' % [if c.showMultiCluster then ' by (%s)' % c.clusterLabel else '', q(metric)];
   // Every account shown: Prometheus' up of its scrape, there while it is
   // scraped or failing to be.
   local anchor = 'max by (%s) (up{%s})' % [by, sel];
@@ -226,12 +228,23 @@ function(c)
                        [7, 34, 5, 4], [p.target(p.orWhy(c, q(briefing) + ' * 1000', 'briefings'), p.accountName(c), instant=true)],
                        unit='dateTimeFromNow', defaults={ color: { mode: 'fixed', fixedColor: 'text' } } + p.why('/v1/briefings')),
 
+                // Who drives the events and what the briefings are about: the
+                // busiest few of each account, in each cluster shown.
+                p.barGauge('Top actors', 'The actors named by most recent conflict events (global_stability_conflict_events_by_actor; an event counts once for each actor it names), busiest first: who drives the events.',
+                           [0, 38, 12, 12], [p.target(top('global_stability_conflict_events_by_actor'), p.inRow(c, '{{actor}}'), instant=true)],
+                           defaults={ color: { mode: 'fixed', fixedColor: 'blue' } } + p.noValue('none: /v1/conflict failing or naming no actors'),
+                           options={ namePlacement: 'top' }),
+                p.barGauge('Briefing tags', 'The tags carried by most briefings (global_stability_briefings_by_tag), busiest first: what the briefings are about.',
+                           [12, 38, 12, 12], [p.target(top('global_stability_briefings_by_tag'), p.inRow(c, '{{tag}}'), instant=true)],
+                           defaults={ color: { mode: 'fixed', fixedColor: 'blue' } } + p.noValue('none: /v1/briefings failing or without tags'),
+                           options={ namePlacement: 'top' }),
+
                 // Freshness: the newest as_of of a day, so that a failing
                 // endpoint's data keeps ageing here instead of vanishing
                 // (the recording rule's window is a few minutes).
                 p.barGauge('Data age by endpoint',
                            "How old each endpoint's as_of is: the newest within a day (global_stability_as_of_timestamp_seconds), so that the data of a failing endpoint keeps ageing. Orange past %(summaryStaleSeconds)ss, red past %(dataStaleSeconds)ss: GlobalStabilitySummaryStale and GlobalStabilityDataStale. An endpoint scraped without an as_of for a day says so, in red." % c,
-                           [0, 38, 12, 10], [p.target('max by (%s, endpoint) (time() - max_over_time(%s{%s}[1d])) or on (%s, endpoint) max by (%s, endpoint) (global_stability_scrape_success{%s, endpoint=~"%s"}) * 0 - 1' % [by, asOf, sel, by, by, sel, asOfEndpoints], p.inRow(c, '{{endpoint}}'), instant=true)],
+                           [0, 50, 12, 10], [p.target('max by (%s, endpoint) (time() - max_over_time(%s{%s}[1d])) or on (%s, endpoint) max by (%s, endpoint) (global_stability_scrape_success{%s, endpoint=~"%s"}) * 0 - 1' % [by, asOf, sel, by, by, sel, asOfEndpoints], p.inRow(c, '{{endpoint}}'), instant=true)],
                            unit=p.age, defaults={ color: { mode: 'thresholds' }, thresholds: p.thresholds(['green', [c.summaryStaleSeconds, 'orange'], [c.dataStaleSeconds, 'red']]), mappings: [{ type: 'value', options: { '-1': { text: 'no as_of in a day', color: 'red', index: 0 } } }] } + p.noValue('no endpoint with an as_of answered'),
                            // Names above their bars: beside them, Grafana 12.4 cut
                            // the longest (global-stability/pillar/supply_ch…).
@@ -242,7 +255,7 @@ function(c)
                 // the unit prints them as.
                 p.timeSeries('Data age over time',
                              "Age of each endpoint's as_of in minutes (left axis), the newest within the hour, so that a failing endpoint's line keeps rising; and of the newest conflict event and the latest briefing in hours (right axis): the endpoints' are minutes old when all is well, the daily briefing's up to a day.",
-                             [12, 38, 12, 10],
+                             [12, 50, 12, 10],
                              [
                                p.target('(time() - max_over_time(%s{%s}[1h])) / 60' % [asOf, sel], p.inRow(c, '{{endpoint}}')),
                                p.target('(time() - %s) / 3600' % q(event), p.inRow(c, 'newest conflict event')),
@@ -265,13 +278,13 @@ function(c)
 
                 // The exporter and the API.
                 p.stat('API reachable', '1 when every endpoint answered in the last scrape (global_stability_up); else why not where it is known: the key refused (a 401 or 403 within the hour), out of quota (a 429 within the hour), the exporter backing off as a Retry-After asked; or FAILING.',
-                       [0, 48, 4, 4], [p.target(p.apiState(c), p.accountName(c), instant=true)],
+                       [0, 60, 4, 4], [p.target(p.apiState(c), p.accountName(c), instant=true)],
                        defaults={ mappings: p.apiMappings, noValue: 'no account', color: { mode: 'thresholds' }, thresholds: p.thresholds(['red', [1, 'green']]) }, colorMode='background'),
                 p.stat('Exporter scraped', "Prometheus' own up for the instance: FAILED when it cannot be scraped (with several targets, its probe).",
-                       [4, 48, 4, 4], [p.target('up{%s}' % sel, p.accountName(c), instant=true)],
+                       [4, 60, 4, 4], [p.target('up{%s}' % sel, p.accountName(c), instant=true)],
                        defaults={ mappings: p.okFailed, color: { mode: 'thresholds' }, thresholds: p.thresholds(['red', [1, 'green']]) } + p.noValue('not scraped'), colorMode='background'),
                 p.stat('Data source', 'global_stability_exporter_demo of the exporter that serves the instance: DEMO when it runs with --demo and every value here is made up.',
-                       [8, 48, 4, 4], [p.target(p.process(c, 'global_stability_exporter_demo'), p.accountName(c), instant=true)],
+                       [8, 60, 4, 4], [p.target(p.process(c, 'global_stability_exporter_demo'), p.accountName(c), instant=true)],
                        defaults={
                          mappings: [{ type: 'value', options: { '1': { text: 'DEMO', color: 'red', index: 0 }, '0': { text: 'real API', color: 'green', index: 1 } } }],
                          color: { mode: 'thresholds' },
@@ -280,33 +293,33 @@ function(c)
                 // While the exporter backs off, no request is made: no line,
                 // rather than one at 0 s.
                 p.timeSeries('Endpoint request duration', "Wall time of each endpoint's requests in a scrape, all pages (global_stability_scrape_duration_seconds); none while the exporter backs off after a 429 or 503 (global_stability_api_backoff_seconds).",
-                             [12, 48, 12, 8], [p.target('%s unless %s > 0' % [q('global_stability_scrape_duration_seconds'), q('global_stability_api_backoff_seconds')], p.inRow(c, '{{endpoint}}'))], unit='s',
+                             [12, 60, 12, 8], [p.target('%s unless %s > 0' % [q('global_stability_scrape_duration_seconds'), q('global_stability_api_backoff_seconds')], p.inRow(c, '{{endpoint}}'))], unit='s',
                              overrides=p.colorOverrides(c, p.endpointColors)),
                 p.stateTimeline('Endpoint success', 'Per endpoint, whether each scrape succeeded (global_stability_scrape_success): green OK, red FAILED. A failed endpoint has none of its series in that scrape.',
-                                [0, 52, 12, 9], [p.target(q('global_stability_scrape_success'), p.inRow(c, '{{endpoint}}'))], p.okFailed),
+                                [0, 64, 12, 9], [p.target(q('global_stability_scrape_success'), p.inRow(c, '{{endpoint}}'))], p.okFailed),
                 p.timeSeries('API requests by status code', 'Requests to the API per hour by HTTP status code, "error" when no response arrived (recording rule global_stability:api_requests:rate5m). One colour per class: 2xx green, 304 blue, 4xx orange, 401 and 403 red, 429 purple, 5xx red, error dark red; failures on their own axis (right), with points, so that a few stand out beside many answers.',
-                             [12, 56, 12, 5], [p.target('sum by (%s) (%s) * 3600' % [std.join(', ', (if c.showMultiCluster then [c.clusterLabel] else []) + ['code']), own('global_stability:api_requests:rate5m')], p.inRow(c, '{{code}}'))],
+                             [12, 68, 12, 5], [p.target('sum by (%s) (%s) * 3600' % [std.join(', ', (if c.showMultiCluster then [c.clusterLabel] else []) + ['code']), own('global_stability:api_requests:rate5m')], p.inRow(c, '{{code}}'))],
                              unit=p.perHour, defaults={ min: 0 }, overrides=p.statusOverrides),
 
                 // What the exporter costs the API, and what the API allows.
                 p.timeSeries('API requests per hour',
                              "Requests sent to the API (304s included) against scrapes served (global_stability_exporter_scrapes_total; an HA pair serves twice the scrapes of one server), per hour. Requests fall below scrapes when answers are reused: fresh by the API's Cache-Control, confirmed by a 304, or inside the summary's refresh interval.",
-                             [0, 61, 6, 8], [
+                             [0, 73, 6, 8], [
                                p.target(perHour('global_stability_api_requests_total'), p.inRow(c, 'requests sent')),
                                p.target(perHour('global_stability_exporter_scrapes_total'), p.inRow(c, 'scrapes served')),
                              ],
                              unit=p.perHour, defaults={ min: 0 }),
                 p.timeSeries('API bytes received per hour', 'Body bytes received from the API, per hour (global_stability_api_received_bytes_total): what the exporter downloads.',
-                             [6, 61, 6, 8], [p.target(perHour('global_stability_api_received_bytes_total'), p.inRow(c, 'bytes received'))],
+                             [6, 73, 6, 8], [p.target(perHour('global_stability_api_received_bytes_total'), p.inRow(c, 'bytes received'))],
                              unit='bytes', defaults={ min: 0, custom+: { axisLabel: 'per hour' } }),
                 p.timeSeries('API answers reused per hour', 'Endpoints whose stored answer was reused instead of downloaded, per hour, by reason (global_stability_api_responses_reused_total): fresh (no request), not_modified (a 304), refresh_interval (no request).',
-                             [12, 61, 6, 8], [p.target(perHour('global_stability_api_responses_reused_total', 'reason'), p.inRow(c, '{{reason}}'))],
+                             [12, 73, 6, 8], [p.target(perHour('global_stability_api_responses_reused_total', 'reason'), p.inRow(c, '{{reason}}'))],
                              unit=p.perHour, defaults={ min: 0 }),
                 // One line per account, as the alert has one: its quota is
                 // the account's, at the lowest share any endpoint announces.
                 p.timeSeries('API quota left',
                              "The share of its quota the API says is left (global_stability_api_rate_limit_remaining / _limit, from its rate-limit headers), at the lowest any endpoint's answers announce, as GlobalStabilityAPIQuotaLow reads it; the dashed line is that alert's threshold. Empty while the API announces no quota.",
-                             [18, 61, 6, 8],
+                             [18, 73, 6, 8],
                              [p.target('min by (%s) (%s)' % [std.join(', ', (if c.showMultiCluster then [c.clusterLabel] else []) + ['target']), p.own(c, function(s) '100 * global_stability_api_rate_limit_remaining{%s} / global_stability_api_rate_limit_limit{%s}' % [s, s])], p.accountName(c, 'target'))],
                              unit='percent', defaults={ min: 0, max: 100 },
                              thresholdLines=p.thresholds(['transparent', [c.quotaLowPercent, 'red']])),
