@@ -655,7 +655,8 @@ func TestEveryFormMeansTheSameEverywhere(t *testing.T) {
 			} else {
 				file = verdict(named[0].Settings, st.Field, nil)
 			}
-			if !slices.Equal(file, flag) && !(err != nil && len(file) == 0 && strings.HasPrefix(flag[0], "value ")) {
+			accountOnly := err != nil && len(file) == 0 && strings.HasPrefix(flag[0], "value ") // the value read, and the file failed on the account alone
+			if !slices.Equal(file, flag) && !accountOnly {
 				t.Errorf("%s: %q: the file gives %q, the flag %q", st.Field, form, file, flag)
 			}
 		}

@@ -37,7 +37,6 @@ const exporterName = "global_stability_exporter"
 // config is what the command line says, as plain values.
 type config struct {
 	defaults      targets.Settings // the one account's, or every target's defaults
-	own           []targets.Setting
 	metricsPath   string
 	maxRequests   int
 	timeoutOffset time.Duration
@@ -52,17 +51,11 @@ func envar(flag string) string {
 	return "GLOBAL_STABILITY_" + strings.NewReplacer(".", "_", "-", "_").Replace(strings.ToUpper(flag))
 }
 
-// registerFlags declares the flags: a target's settings from Settings.List,
-// and the exporter's own, read by the same kinds.
+// registerFlags declares the flags, a target's settings from Settings.List.
 func registerFlags(app *kingpin.Application) *config {
 	c := &config{}
-	c.own = []targets.Setting{
-		{Flag: "web.max-requests", Default: "40", Help: "Most scrapes served at once (per target with --config.file); 0 is no limit.", Value: targets.Integer(&c.maxRequests, 0, "0 (no limit) or a positive number")},
-		{Flag: "web.timeout-offset", Default: "0.5s", Help: "Subtracted from Prometheus' scrape timeout to leave time to answer.", Value: targets.Duration(&c.timeoutOffset, 0, "0 or a positive duration, such as 0.5s")},
-		{Flag: "demo", Help: "Scrape a built-in simulator of the API instead of the real one, as two made-up accounts (/probe?target=demo-a, demo-b; /metrics serves demo-a). The data is made up.", Value: targets.Boolean(&c.demo)},
-	}
 	flag := func(name, help string) *kingpin.FlagClause { return app.Flag(name, help).Envar(envar(name)) }
-	for _, st := range append(c.defaults.List(), c.own...) {
+	for _, st := range c.defaults.List() {
 		if st.Flag != "" {
 			f := flag(st.Flag, st.Help)
 			if st.Default != "" {
@@ -72,6 +65,9 @@ func registerFlags(app *kingpin.Application) *config {
 		}
 	}
 	flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.metricsPath)
+	flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").SetValue(targets.Integer(&c.maxRequests, 0, "0 (no limit) or a positive number"))
+	flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").SetValue(targets.Duration(&c.timeoutOffset, 0, "0 or a positive duration, such as 0.5s"))
+	flag("demo", "Scrape a built-in simulator of the API instead of the real one, as two made-up accounts (/probe?target=demo-a, demo-b; /metrics serves demo-a). The data is made up.").SetValue(targets.Boolean(&c.demo))
 	flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").StringVar(&c.configFile)
 	promslogflag.AddFlags(app, &c.log)
 	c.web = kingpinflag.AddFlags(app, ":10110")

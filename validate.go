@@ -23,24 +23,23 @@ import (
 // and left out in turn; namedValue notes a value that does not parse. A
 // boolean flag's --flag=value is read as its variable's value is.
 func parseArgs(app *kingpin.Application, args []string) (problems []error, parsed bool) {
-	bools := map[string]bool{}
 	for _, f := range app.Model().Flags {
-		bools["--"+f.Name] = f.IsBoolFlag()
-		if f.Name != "help" && f.Name != "version" {
-			app.GetFlag(f.Name).SetValue(namedValue{f, &problems})
+		if _, repeatable := f.Value.(interface{ IsCumulative() bool }); !repeatable && f.Name != "help" && f.Name != "version" {
+			app.GetFlag(f.Name).SetValue(namedValue{f, &problems}) // a repeatable one takes any text
 		}
 	}
 	var words []string
 	for _, arg := range args {
-		if name, value, ok := strings.Cut(arg, "="); ok && bools[name] {
-			on := false
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		if f := app.GetFlag(name); hasValue && f != nil && f.Model().IsBoolFlag() && strings.HasPrefix(arg, "--") {
+			var on bool
 			if err := targets.Boolean(&on).Set(value); err != nil {
-				problems = append(problems, fmt.Errorf("%s: %w", flagSource(name[2:], value), err))
+				problems = append(problems, fmt.Errorf("%s: %w", flagSource(name, value), err))
 				continue
 			}
-			arg = "--no-" + name[2:]
+			arg = "--no-" + name
 			if on {
-				arg = name
+				arg = "--" + name
 			}
 		}
 		words = append(words, arg)
@@ -50,11 +49,11 @@ func parseArgs(app *kingpin.Application, args []string) (problems []error, parse
 		if err == nil {
 			break
 		}
-		i := ctx.Peek().Index - 1 // the word it stopped at
-		if i < 0 || i >= len(words) || strings.HasPrefix(err.Error(), "expected argument") {
-			return append(problems, fmt.Errorf("%s (see --help)", redact.Readable(err.Error()))), false // the words after a flag missing its value are not what they seem
+		// kingpin's message (unknown long flag '--api.timout'), and the word it stopped at
+		msg, i := redact.Readable(err.Error()), ctx.Peek().Index-1
+		if i >= len(words) || strings.HasPrefix(msg, "expected argument") { // the words after a flag missing its value are not what they seem
+			return append(problems, fmt.Errorf("%s (see --help)", msg)), false
 		}
-		msg := redact.Readable(err.Error()) // kingpin's: unknown long flag '--api.timout'
 		if strings.HasPrefix(err.Error(), "unexpected ") {
 			msg = fmt.Sprintf("%q: the exporter takes no arguments, only flags (a value after a space belongs to the flag before it; --no-… takes none)", redact.Readable(words[i]))
 		}
@@ -78,11 +77,6 @@ func (v namedValue) Set(s string) error {
 		*v.problems = append(*v.problems, fmt.Errorf("%s: %s", flagSource(v.Name, s), redact.Readable(err.Error())))
 	}
 	return nil
-}
-
-func (v namedValue) IsCumulative() bool {
-	c, ok := v.Value.(interface{ IsCumulative() bool })
-	return ok && c.IsCumulative()
 }
 
 // flagSource names a flag, with its value if any, and its variable:
@@ -111,11 +105,7 @@ func validate(c *config) []error {
 	switch {
 	case c.configFile != "":
 		if _, err := targets.Load(c.configFile, c.defaults); err != nil {
-			errs := []error{err}
-			if joined, ok := err.(interface{ Unwrap() []error }); ok {
-				errs = joined.Unwrap()
-			}
-			for _, err := range errs {
+			for _, err := range err.(interface{ Unwrap() []error }).Unwrap() {
 				bad("%s: %v", flagSource("config.file", c.configFile), err)
 			}
 		}

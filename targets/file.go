@@ -46,26 +46,26 @@ type Named struct {
 // Load reads and checks the targets' file at path: every target's
 // settings, each field read into a copy of defaults (the flags') by its
 // setting's kind, in the file's order; or every problem at once, each
-// naming its target and field. Merge keys, anchors and aliases work as
-// YAML defines them (a merged key never overrides one the target writes);
-// a key given twice and a tag YAML does not define are refused. Paths in
-// the file are relative to its directory, as in Prometheus'.
+// naming its target and field (the error unwraps to them). Merge keys,
+// anchors and aliases work as YAML defines them (a merged key never
+// overrides one the target writes); a key given twice and a tag YAML does
+// not define are refused. Paths are relative to the file's directory.
 func Load(path string, defaults Settings) ([]Named, error) {
 	b, err := readFile(path, MaxFileBytes)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err)
 	}
 	var file struct{ Targets []yaml.Node }
 	d := yaml.NewDecoder(bytes.NewReader(b))
 	d.KnownFields(true)
-	if err = d.Decode(&file); err == nil && d.Decode(new(yaml.Node)) != io.EOF {
+	if err = d.Decode(&file); err == nil && !errors.Is(d.Decode(new(yaml.Node)), io.EOF) {
 		err = errors.New("a second YAML document: keep one")
 	}
-	if n := len(file.Targets); err == io.EOF || err == nil && (n == 0 || n > maxTargets) {
+	if n := len(file.Targets); errors.Is(err, io.EOF) || err == nil && (n == 0 || n > maxTargets) {
 		err = fmt.Errorf("%d targets", n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("not a targets' file: %v (it holds `targets:`, a list of 1 to %d targets, each with name, api_url and api_key_file)", yamlError(err), maxTargets)
+		return nil, errors.Join(fmt.Errorf("not a targets' file: %w (it holds `targets:`, a list of 1 to %d targets, each with name, api_url and api_key_file)", yamlError(err), maxTargets))
 	}
 	var problems []error
 	var out []Named
@@ -79,6 +79,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		switch first, dup := seen[name]; {
 		case err != nil:
 			bad("%v", yamlError(err))
+			continue
 		case name == "":
 			bad("name is required: the name /probe?target= asks for")
 		case !namePattern.MatchString(name):
@@ -87,9 +88,6 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			bad("%s is also targets[%d]'s: names must be unique", named("name", name), first)
 		default:
 			seen[name] = i
-		}
-		if err != nil {
-			continue
 		}
 		s := defaults // with a map of its own, which collectors changes
 		s.APIURL, s.KeyFile, s.Key, s.KeyFrom, s.Collectors = "", "", nil, "", maps.Clone(s.Collectors)
@@ -109,15 +107,15 @@ func Load(path string, defaults Settings) ([]Named, error) {
 				m, isMap := st.Value.(interface{ decode(yaml.Node) error })
 				var sub map[string]yaml.Node // of a map of settings, such as collectors
 				switch {
-				case tag(&v) != "":
-					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(tag(&v)))
+				case tagged(v):
+					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(v.Tag))
 				case isMap:
 					err = m.decode(v)
 				case !known && v.Kind == yaml.MappingNode:
 					if err = yamlError(v.Decode(&sub)); err == nil {
 						read(field+".", sub)
 					}
-				case !known || strings.Contains(key, "."):
+				case !known || field == "" || strings.Contains(key, "."):
 					bad("unknown field %q (keys never go in this file: api_key_file names a file holding one)", redact.Readable(field))
 				case v.Kind != yaml.ScalarNode:
 					err = errors.New("want a single value, not a list or a map")
@@ -149,41 +147,25 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		problems = append(problems, s.Validate(where+": ", func(st Setting) string { return named(st.Field, st.Value.String()) })...)
 		out = append(out, Named{Name: name, Settings: s})
 	}
-	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
-	}
-	return out, nil
+	return out, errors.Join(problems...) // out is not to be used with problems
 }
 
-// yamlError is a YAML error without the Go types it names, nor text of
-// the file that may be a key.
+// yamlError is a YAML error as a message shows it: without the Go types
+// it names, withheld where it quotes what may be a key.
 func yamlError(err error) error {
-	var typeErr *yaml.TypeError
 	if err == nil {
 		return nil
-	} else if !errors.As(err, &typeErr) {
-		return errors.New(redact.Readable(err.Error()))
 	}
-	for i, e := range typeErr.Errors {
-		e, _, _ = strings.Cut(e, " in type ")
-		e, _, _ = strings.Cut(e, " into ")
-		typeErr.Errors[i] = redact.Readable(e)
-	}
-	return errors.New(strings.Join(typeErr.Errors, "; "))
+	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "), "\n  ", "; ")
+	return errors.New(redact.Readable(goType.ReplaceAllString(msg, "")))
 }
 
-// tag is the first tag in n that YAML does not define (!vault), which the
-// file refuses rather than read as text: a value is read as written.
-func tag(n *yaml.Node) string {
-	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
-		return n.Tag
-	}
-	for _, c := range n.Content {
-		if t := tag(c); t != "" {
-			return t
-		}
-	}
-	return ""
+var goType = regexp.MustCompile(` (in type|into) [^;]*`)
+
+// tagged says whether n carries a tag YAML does not define (!vault), which
+// the file refuses rather than read as text: a value is read as written.
+func tagged(n yaml.Node) bool {
+	return strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!")
 }
 
 // named is a field with its value, if any, as a message shows them.
@@ -195,9 +177,8 @@ func named(field, value string) string {
 }
 
 // readFile reads a regular file of at most limit bytes. Anything else is
-// refused unread: a FIFO or a device would block start-up or a reload for
-// ever (opened without blocking, to be refused), a huge file cost its size
-// in memory.
+// refused unread: a FIFO or a device would block for ever (opened without
+// blocking, to be refused), a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
 	shown := redact.Readable(path)                                 // a key pasted where its file's path belongs is not shown
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) //nolint:gosec // G304: the operator's own files
@@ -205,17 +186,12 @@ func readFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", shown, errors.Unwrap(err)) // not "open": a file not there
 	}
 	defer f.Close()
-	switch fi, err := f.Stat(); {
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", shown, err)
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file (%s): want a file", shown, fi.Mode().Type())
-	case fi.Size() > limit:
-		return nil, fmt.Errorf("%s holds %d bytes: want at most %d", shown, fi.Size(), limit)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: want a file", shown)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s grew past %d bytes while it was read", shown, limit)
+		err = fmt.Errorf("%s holds more than %d bytes: want at most that", shown, limit)
 	}
 	return b, err
 }

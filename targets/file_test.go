@@ -242,7 +242,7 @@ targets:
 		"targets[0] (fifo): api_key_file: API key file " + fifo + " is not a regular file",
 		"targets[1] (device): api_key_file: API key file /dev/zero is not a regular file",
 		"targets[2] (directory): api_key_file: API key file " + dir + " is not a regular file",
-		fmt.Sprintf("targets[3] (big): api_key_file: API key file %s holds %d bytes: want at most %d", big, targets.MaxKeyBytes+1, targets.MaxKeyBytes),
+		fmt.Sprintf("targets[3] (big): api_key_file: API key file %s holds more than %d bytes", big, targets.MaxKeyBytes),
 		fmt.Sprintf("targets[4] (short): api_key_file: API key file %s holds a key of 3 characters: want at least %d", filepath.Join(dir, "short.key"), redact.MinKeyLength),
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -259,7 +259,7 @@ targets:
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := targets.Load(huge, defaults()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("want at most %d", targets.MaxFileBytes)) {
+	if _, err := targets.Load(huge, defaults()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("holds more than %d bytes", targets.MaxFileBytes)) {
 		t.Errorf("a 50 MB targets' file: %v", err)
 	}
 	if _, err := targets.Load(fifo, defaults()); err == nil || !strings.Contains(err.Error(), "not a regular file") {

@@ -21,11 +21,9 @@ import (
 	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// Settings are everything one target is built from, each field a setting
-// named in the targets' file by its yaml tag. Each is declared once, its
-// field here and its flag, default, kind and help in Settings.List: the
-// flags, the targets' file, their messages, the docs' table and Same all
-// follow from the two.
+// Settings are everything one target is built from, each declared once:
+// its field here, named in the targets' file by its yaml tag, and its flag,
+// default, kind and help in List, from which everything else follows.
 type Settings struct {
 	APIURL           string                 `yaml:"api_url"`
 	KeyFile          string                 `yaml:"api_key_file"` // read on every request, so a rotated key is used without a restart
@@ -51,9 +49,8 @@ type Settings struct {
 }
 
 // Setting is one setting of a target, bound to one Settings. Field is its
-// name in the targets' file, a.b for b in the map a (collectors.briefings),
-// "" for a flag of a part of a field (--api.tls.ca-file); Flag is "" for a
-// field without a flag of its own.
+// name in the file (a.b: b of the map a), "" for a flag of a part of one
+// (--api.tls.ca-file); Flag is "" for a field without a flag of its own.
 type Setting struct {
 	Field, Flag, Default, Help string
 	Value                      Value
@@ -105,8 +102,7 @@ func Same(a, b Settings) bool {
 }
 
 // Validate returns the settings that cannot work together, each named by
-// name and saying what would, all at once: each alone was checked as it
-// was read. Whether a URL and a key are required is the caller's to say.
+// name, all at once (each alone was checked as it was read).
 func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
 	var problems []error
 	byFlag := map[string]Setting{}

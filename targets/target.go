@@ -103,10 +103,14 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	endpoints := s.Endpoints()
 	var endpointLabels, collectors []string
+	refresh := map[string]time.Duration{} // the setting stands for each refresh interval the descriptions give
 	for _, e := range endpoints {
 		endpointLabels = append(endpointLabels, e.Label)
 		if c := cmp.Or(e.Group, e.Label); !slices.Contains(collectors, c) {
 			collectors = append(collectors, c)
+		}
+		if e.Refresh > 0 {
+			refresh[e.Label] = s.SummaryRefresh
 		}
 	}
 	api := env.API.Target(labels, endpointLabels)
@@ -137,12 +141,6 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	var store *endpoint.Store
 	if s.HTTPCache || s.SummaryRefresh > 0 {
 		store = endpoint.NewStore(s.HTTPCache)
-	}
-	refresh := map[string]time.Duration{} // the setting stands for every refresh the descriptions give
-	for _, e := range endpoints {
-		if e.Refresh > 0 {
-			refresh[e.Label] = s.SummaryRefresh
-		}
 	}
 	t.Collections = collector.NewCollections(collector.Config{
 		Client:    t.client,

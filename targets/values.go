@@ -5,10 +5,7 @@ package targets
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,19 +18,17 @@ import (
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
-// Value is a setting's value inside one Settings. Set reads the text of a
-// flag, of its variable or of the targets' file, and refuses one that does
-// not parse or cannot work, saying what would.
+// Value is a setting's value inside one Settings: Set reads a flag's, a
+// variable's or the file's text, refusing what cannot work, saying why.
 type Value interface {
 	Set(text string) error
 	String() string
 }
 
-// kind is a value of type T at p. parse is the one reader of its kind's
-// text, whoever gives it: Load hands it a value's text as written, never
-// YAML's reading of it (020 as 16, ~ as nothing), so that a form means the
-// same in the targets' file as on the command line. what says what parse
-// reads; check, if any, refuses a value that cannot work.
+// kind is a value of type T at p, read by parse, its kind's one reader of
+// text whoever gives it (Load hands it the file's text as written, never
+// YAML's reading of it: 020 as 16, ~ as nothing); what says what parse
+// reads, and check, if any, refuses a value that cannot work.
 type kind[T any] struct {
 	p     *T
 	parse func(string) (T, error)
@@ -48,7 +43,7 @@ func (k kind[T]) Set(text string) error {
 	} else if k.check != nil && k.check(v) != nil {
 		return k.check(v)
 	}
-	*k.p = v // only a value that works: a refused one leaves the default
+	*k.p = v // a refused value leaves the one before
 	return nil
 }
 
@@ -66,8 +61,8 @@ func Integer(p *int, least int, want string) Value {
 	return kind[int]{p, strconv.Atoi, "a whole number, such as 10", atLeast(least, want)}
 }
 
-// Duration reads a duration with its unit, as Go writes one (1m30s) or
-// Prometheus does (1d).
+// Duration reads a duration with its unit, as Go (1m30s) or Prometheus
+// (1d) writes one.
 func Duration(p *time.Duration, least time.Duration, want string) Value {
 	return kind[time.Duration]{p, func(s string) (time.Duration, error) {
 		d, err := model.ParseDuration(s)
@@ -104,8 +99,7 @@ func degrees(p *float64) Value {
 	}}
 }
 
-// text is a name, a path or a URL as written, refused by check if it
-// cannot work.
+// text is a name, a path or a URL, as written.
 func text(p *string, check func(string) error) Value {
 	return kind[string]{p, func(s string) (string, error) { return s, nil }, "", check}
 }
@@ -118,7 +112,7 @@ func notEmpty(s string) error {
 }
 
 // checkAPIURL checks a base address as New reads it; whether one is
-// required is the caller's to say (--demo has none).
+// required is the caller's to say.
 func checkAPIURL(raw string) error {
 	if raw == "" {
 		return nil
@@ -151,11 +145,9 @@ func (v collectorFlag) IsBoolFlag() bool { return true }
 // it replaces the flags' TLS settings whole.
 type tlsValue struct{ p *commonconfig.TLSConfig }
 
-func (tlsValue) Set(string) error {
-	return errors.New("want a map of TLS settings, such as {ca_file: ca.pem}")
-}
-func (tlsValue) String() string { return "" }
-func (v tlsValue) field() any   { return v.p }
+func (tlsValue) Set(string) error { return errors.New("want a map, such as {ca_file: ca.pem}") }
+func (tlsValue) String() string   { return "" }
+func (v tlsValue) field() any     { return v.p }
 
 func (v tlsValue) decode(n yaml.Node) error {
 	var c struct {
@@ -165,7 +157,12 @@ func (v tlsValue) decode(n yaml.Node) error {
 	if err := n.Decode(&c); err != nil {
 		return yamlError(err)
 	}
-	for _, f := range slices.Sorted(maps.Keys(c.Unknown)) {
+	for _, f := range n.Content {
+		if tagged(*f) {
+			return fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(f.Tag))
+		}
+	}
+	for f := range c.Unknown {
 		return fmt.Errorf("unknown field %q", redact.Readable(f))
 	}
 	if err := c.TLS.Validate(); err != nil {
@@ -184,15 +181,14 @@ func parseAPIURL(raw string) (*url.URL, error) {
 	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(u.Path, " \t"):
 		return nil, errors.New("want a base address without a query, a fragment or a space; the exporter adds its own paths and parameters")
 	}
-	if n, err := strconv.Atoi(u.Port()); strings.HasSuffix(u.Host, ":") || u.Port() != "" && (err != nil || n < 1 || n > math.MaxUint16) {
+	if n, err := strconv.Atoi(u.Port()); strings.HasSuffix(u.Host, ":") || u.Port() != "" && (err != nil || n < 1 || n > 65535) {
 		return nil, errors.New("want a port from 1 to 65535 after the colon")
 	}
 	return u, nil
 }
 
 // Quote is a value as a message shows it: quoted, without what comes
-// before an @ (a URL's user and password), and withheld where it may be a
-// key (redact.Readable).
+// before an @ (a URL's password), withheld where it may be a key.
 func Quote(text string) string {
 	if i := strings.LastIndex(text, "@"); i >= 0 {
 		text = "<redacted>" + text[i:]
