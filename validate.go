@@ -60,8 +60,10 @@ func parseArgs(app *kingpin.Application, args []string) (problems []error, parse
 		problems = append(problems, fmt.Errorf("%s (see --help)", msg))
 		words = slices.Delete(words, i, i+1)
 	}
-	_, err := app.Parse(words)
-	return problems, err == nil
+	if _, err := app.Parse(words); err != nil {
+		return append(problems, fmt.Errorf("%s (see --help)", redact.Readable(err.Error()))), false
+	}
+	return problems, true
 }
 
 // namedValue wraps a flag's value (its model's) so that a value that does

@@ -106,6 +106,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 				st, known := fields[field]
 				m, isMap := st.Value.(interface{ decode(yaml.Node) error })
 				var sub map[string]yaml.Node // of a map of settings, such as collectors
+				var err error
 				switch {
 				case tagged(v):
 					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(v.Tag))
@@ -124,7 +125,6 @@ func Load(path string, defaults Settings) ([]Named, error) {
 				}
 				if err != nil {
 					bad("%s: %v", named(field, v.Value), err)
-					err = nil
 				}
 			}
 		}
