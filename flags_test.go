@@ -6,10 +6,14 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -583,4 +587,103 @@ func TestTheFlagsGiveTheDeclaredDefaults(t *testing.T) {
 	if !targets.Same(c.defaults, want) {
 		t.Errorf("the flags' settings with nothing set:\n%+v\nwant the declared defaults:\n%+v", c.defaults, want)
 	}
+}
+
+// awkwardForms are ways to write a value that YAML reads its own way (a
+// number in octal, hexadecimal or with an exponent, a boolean, null) or
+// that a kind may refuse: each must mean the same to every setting from a
+// flag, its variable and the targets' file.
+var awkwardForms = []string{"020", "010", "00", "0x10", "0o17", "1_000", "5.0", "1e3", "+5", "-1", "yes", "on", "no", "TRUE", "~", "null", "", "5s", "1d", "16MiB", "a b"}
+
+// TestEveryFormMeansTheSameEverywhere walks every setting that has a flag
+// and a field with every awkward form: the flag, its environment variable
+// and the file's field give the same problems, word for word but for how
+// they name the setting, or none and the same value. An empty variable is
+// unset, as kingpin reads it, so it is left out. An account's URL and key
+// file are required, and the key file read, by the file alone: that is
+// where a target's account comes from, not how a value reads (the flags
+// require them by mode: TestConfigurationErrorsStopStartUp).
+func TestEveryFormMeansTheSameEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.key"), []byte(secretKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var list []targets.Setting
+	var names []string // --flag="v" (VARIABLE) as field "v", --flag (VARIABLE) as field
+	for _, st := range (&targets.Settings{}).List() {
+		if st.Flag != "" && st.Field != "" {
+			list = append(list, st)
+			names = append(names, "--"+st.Flag+" ("+envar(st.Flag)+")", st.Field, "--"+st.Flag+"=", st.Field+" ", " ("+envar(st.Flag)+")", "")
+		}
+	}
+	asField := strings.NewReplacer(names...)
+	// verdict is the problems, or else the value the setting took.
+	verdict := func(s targets.Settings, field string, problems []string) []string {
+		for _, st := range s.List() {
+			if st.Field == field && len(problems) == 0 {
+				problems = []string{"value " + st.Value.String()}
+			}
+		}
+		return problems
+	}
+	fromFlags := func(field string, args ...string) []string {
+		app := kingpin.New(exporterName, "")
+		c := registerFlags(app)
+		problems, _ := parseArgs(app, args)
+		return verdict(c.defaults, field, messages(append(problems, c.defaults.Validate("", nameFlag)...), asField.Replace))
+	}
+	app := kingpin.New(exporterName, "")
+	flags := registerFlags(app) // the file's defaults
+	if problems, _ := parseArgs(app, nil); len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	account := regexp.MustCompile(`^(api_url is required|api_key_file is required|api_key_file: API key file)`)
+	for _, st := range list {
+		for _, form := range awkwardForms {
+			flag := fromFlags(st.Field, "--"+st.Flag+"="+form)
+			if form != "" {
+				t.Setenv(envar(st.Flag), form)
+				if env := fromFlags(st.Field); !slices.Equal(env, flag) {
+					t.Errorf("%s=%q: the variable gives %q, the flag %q", envar(st.Flag), form, env, flag)
+				}
+				os.Unsetenv(envar(st.Flag))
+			}
+			fields := map[string]string{"name": "a", "api_url": "https://a.example.com", "api_key_file": "a.key", st.Field: form}
+			var yaml strings.Builder
+			yaml.WriteString("targets:\n  -")
+			for _, f := range slices.Sorted(maps.Keys(fields)) {
+				key, value := f, fields[f]
+				if parent, child, nested := strings.Cut(f, "."); nested { // a.b is written a: {b: value}
+					key, value = parent, "{"+child+": "+value+"}"
+				}
+				fmt.Fprintf(&yaml, " %s: %s\n   ", key, value)
+			}
+			path := filepath.Join(dir, "targets.yml")
+			if err := os.WriteFile(path, []byte(yaml.String()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			named, err := targets.Load(path, flags.defaults)
+			var file []string
+			if err != nil {
+				file = messages(err.(interface{ Unwrap() []error }).Unwrap(), func(m string) string { return strings.TrimPrefix(m, "targets[0] (a): ") })
+				file = slices.DeleteFunc(file, account.MatchString)
+			} else {
+				file = verdict(named[0].Settings, st.Field, nil)
+			}
+			accountOnly := err != nil && len(file) == 0 && strings.HasPrefix(flag[0], "value ") // the value read, and the file failed on the account alone
+			if !slices.Equal(file, flag) && !accountOnly {
+				t.Errorf("%s: %q: the file gives %q, the flag %q", st.Field, form, file, flag)
+			}
+		}
+	}
+}
+
+// messages are errs' texts, each passed through name, sorted.
+func messages(errs []error, name func(string) string) []string {
+	var out []string
+	for _, err := range errs {
+		out = append(out, name(err.Error()))
+	}
+	slices.Sort(out)
+	return out
 }

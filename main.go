@@ -66,9 +66,9 @@ func registerFlags(app *kingpin.Application) *config {
 		}
 	}
 	flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.metricsPath)
-	flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").IntVar(&c.maxRequests)
-	flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").DurationVar(&c.timeoutOffset)
-	flag("demo", "Scrape a built-in simulator of the API instead of the real one, as three made-up accounts (/probe?target=demo-a, demo-b, demo-c, whose quota runs out in minutes; /metrics serves demo-a). The data is made up.").BoolVar(&c.demo)
+	flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").SetValue(targets.Integer(&c.maxRequests, 0, "0 (no limit) or a positive number"))
+	flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").SetValue(targets.Duration(&c.timeoutOffset, 0, "0 or a positive duration, such as 0.5s"))
+	flag("demo", "Scrape a built-in simulator of the API instead of the real one, as three made-up accounts (/probe?target=demo-a, demo-b, demo-c, whose quota runs out in minutes; /metrics serves demo-a). The data is made up.").SetValue(targets.Boolean(&c.demo))
 	flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").StringVar(&c.configFile)
 	promslogflag.AddFlags(app, &c.log)
 	c.web = kingpinflag.AddFlags(app, ":10110")

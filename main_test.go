@@ -55,9 +55,17 @@ func TestMain(m *testing.M) {
 
 const secretKey = "gsk_live_9d8c7b6a5f4e3d2c1b0a"
 
+// writeFile writes content to a new file whose path a message may quote
+// whole (t.TempDir's holds the test's name, a run of letters the exporter
+// withholds as it would a key), and returns the path.
 func writeFile(t *testing.T, content string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "file")
+	dir, err := os.MkdirTemp("", "gse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "file")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -79,40 +87,41 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		{"unreadable key file", []string{"--api.url=https://api.example.com", "--api.key-file=/nonexistent/key"}, nil, []string{"--api.key-file", "/nonexistent/key"}},
 		{"empty key file", []string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey}, nil, []string{"--api.key-file", "is empty"}},
 		{"both key sources", []string{"--api.url=https://api.example.com", "--api.key-file=" + goodKey}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"both set"}},
-		{"url without scheme", []string{"--api.url=api.example.com"}, withKey, []string{"--api.url", "did you mean https://api.example.com"}},
-		{"host and port without scheme", []string{"--api.url=127.0.0.1:8080"}, withKey, []string{"--api.url", "did you mean http://127.0.0.1:8080"}},
+		{"url without scheme", []string{"--api.url=api.example.com"}, withKey, []string{`--api.url=\"api.example.com\" (GLOBAL_STABILITY_API_URL): want the API's base address: http:// or https:// and a host, such as https://api.example.com`}},
+		{"host and port without scheme", []string{"--api.url=127.0.0.1:8080"}, withKey, []string{"--api.url", "want the API's base address"}},
 		{"url with spaces", []string{"--api.url=not a url"}, withKey, []string{`--api.url=\"not a url\"`}},
-		{"url of another scheme", []string{"--api.url=ftp://api.example.com"}, withKey, []string{"--api.url", "http or https"}},
-		{"url with a query", []string{"--api.url=https://api.example.com/?v=1"}, withKey, []string{"--api.url", "no query"}},
+		{"url of another scheme", []string{"--api.url=ftp://api.example.com"}, withKey, []string{"--api.url", "http:// or https://"}},
+		{"url with a query", []string{"--api.url=https://api.example.com/?v=1"}, withKey, []string{"--api.url", "without a query"}},
 		{"unparsable url", []string{"--api.url=http://[::1"}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"--api.url"}},
 		{"unknown log level", []string{"--demo", "--log.level=verbose"}, nil, []string{"log.level", "verbose"}},
 		{"unknown log format", []string{"--demo", "--log.format=xml"}, nil, []string{"log.format"}},
-		{"no key flag exists", []string{"--api.key=" + secretKey}, nil, []string{"--api.key: there is no flag for the API key", "--api.key-file=PATH", "GLOBAL_STABILITY_API_KEY"}},
-		{"the simulator's --key", []string{"--key", secretKey}, nil, []string{"--key: there is no flag for the API key"}},
-		{"a typo in a flag", []string{"--demo", "--api.timout=5s"}, nil, []string{"--api.timout: unknown flag; did you mean --api.timeout?"}},
-		{"a short flag", []string{"--demo", "-v"}, nil, []string{`\"-v\": unknown short flag`}},
+		{"no key flag exists", []string{"--api.key=" + secretKey}, nil, []string{"unknown long flag '--api.key' (see --help)"}},
+		{"the simulator's --key", []string{"--key", secretKey}, nil, []string{"unknown long flag '--key'", `\"<withheld: 29 bytes>\": the exporter takes no arguments`}},
+		{"a typo in a flag", []string{"--demo", "--api.timout=5s"}, nil, []string{"unknown long flag '--api.timout' (see --help)"}},
+		{"a short flag", []string{"--demo", "-v"}, nil, []string{"unknown short flag '-v'"}},
 		{"bad max pages", []string{"--demo", "--api.max-pages=0"}, nil, []string{"--api.max-pages"}},
 		{"duration without unit", []string{"--demo", "--api.timeout=10"}, nil, []string{"--api.timeout", "10s"}},
 		{"size without unit", []string{"--demo", "--api.max-response-bytes=lots"}, nil, []string{"--api.max-response-bytes", "16MiB"}},
-		{"bool from the environment", nil, []string{"GLOBAL_STABILITY_DEMO=yes"}, []string{"GLOBAL_STABILITY_DEMO", "true or false"}},
+		{"bool from the environment", nil, []string{"GLOBAL_STABILITY_DEMO=maybe"}, []string{"GLOBAL_STABILITY_DEMO", "true or false"}},
 		{"whole number", []string{"--demo", "--api.page-size=x"}, nil, []string{"--api.page-size", "whole number"}},
-		{"bool flag given a value", []string{"--demo", "--collector.pillars=false"}, nil, []string{"--no-collector.pillars"}},
+		{"bool flag given a bad value", []string{"--demo", "--collector.pillars=maybe"}, nil, []string{`--collector.pillars=\"maybe\" (GLOBAL_STABILITY_COLLECTOR_PILLARS): want true or false`}},
+		{"a value given to --no-", []string{"--demo", "--no-collector.pillars=true"}, nil, []string{`\"--no-collector.pillars=true\": the exporter takes no arguments`, "--no-… takes none"}},
 		{"positional argument", []string{"--demo", "metrics"}, nil, []string{`\"metrics\": the exporter takes no arguments`}},
 		{"a flag's word after --", []string{"--demo", "--", "-v"}, nil, []string{`\"-v\": the exporter takes no arguments`}},
-		{"a value after a space", []string{"--demo", "--api.max-pages", "0"}, nil, []string{"--api.max-pages=0 (GLOBAL_STABILITY_API_MAX_PAGES): want at least 1"}},
-		{"a long positional argument is not quoted whole", []string{"--demo", secretKey}, nil, []string{`\"gsk_…\" (29 characters): the exporter takes no arguments`}},
-		{"three bad numbers at once", []string{"--demo", "--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}, nil, []string{"--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}},
-		{"negative limits", []string{"--demo", "--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}, nil, []string{"--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}},
-		{"page size without its parameter", []string{"--demo", "--api.page-size=100"}, nil, []string{"--api.page-size-param (GLOBAL_STABILITY_API_PAGE_SIZE_PARAM) and --api.page-size=100 (GLOBAL_STABILITY_API_PAGE_SIZE) go together"}},
-		{"page size parameter without a size", []string{"--demo", "--api.page-size-param=limit"}, nil, []string{"--api.page-size-param=limit (GLOBAL_STABILITY_API_PAGE_SIZE_PARAM) and --api.page-size=0", "go together"}},
+		{"a value after a space", []string{"--demo", "--api.max-pages", "0"}, nil, []string{`--api.max-pages=\"0\" (GLOBAL_STABILITY_API_MAX_PAGES): want at least 1`}},
+		{"a long positional argument is withheld", []string{"--demo", secretKey}, nil, []string{`\"<withheld: 29 bytes>\": the exporter takes no arguments`}},
+		{"three bad numbers at once", []string{"--demo", "--api.max-pages=0", "--api.timeout=-1s", "--collector.max-label-values=0"}, nil, []string{`--api.max-pages=\"0\"`, `--api.timeout=\"-1s\"`, `--collector.max-label-values=\"0\"`}},
+		{"negative limits", []string{"--demo", "--web.max-requests=-1", "--web.timeout-offset=-1s", "--api.cache-ttl=-5s"}, nil, []string{`--web.max-requests=\"-1\"`, `--web.timeout-offset=\"-1s\"`, `--api.cache-ttl=\"-5s\"`}},
+		{"page size without its parameter", []string{"--demo", "--api.page-size=100"}, nil, []string{`--api.page-size-param (GLOBAL_STABILITY_API_PAGE_SIZE_PARAM) and --api.page-size=\"100\" (GLOBAL_STABILITY_API_PAGE_SIZE) go together`}},
+		{"page size parameter without a size", []string{"--demo", "--api.page-size-param=limit"}, nil, []string{`--api.page-size-param=\"limit\" (GLOBAL_STABILITY_API_PAGE_SIZE_PARAM) and --api.page-size=\"0\"`, "go together"}},
 		{"grid too fine", []string{"--demo", "--collector.conflict.grid-degrees=0.1"}, nil, []string{"--collector.conflict.grid-degrees"}},
 		{"telemetry path without slash", []string{"--demo", "--web.telemetry-path=metrics"}, nil, []string{"--web.telemetry-path", "/metrics"}},
-		{"empty telemetry path", []string{"--demo", "--web.telemetry-path="}, nil, []string{"--web.telemetry-path (GLOBAL_STABILITY_WEB_TELEMETRY_PATH) is empty"}},
-		{"listen address without port", []string{"--demo", "--web.listen-address=:nope"}, nil, []string{"--web.listen-address", "not a port"}},
+		{"empty telemetry path", []string{"--demo", "--web.telemetry-path="}, nil, []string{"--web.telemetry-path (GLOBAL_STABILITY_WEB_TELEMETRY_PATH): want a plain URL path"}},
+		{"listen address without port", []string{"--demo", "--web.listen-address=:nope"}, nil, []string{`--web.listen-address=\":nope\" (GLOBAL_STABILITY_WEB_LISTEN_ADDRESS): want host:port or :port`}},
 		{"missing web config file", []string{"--demo", "--web.config.file=/nonexistent/web.yml"}, nil, []string{"--web.config.file", "/nonexistent/web.yml"}},
-		{"demo and a real API", []string{"--demo", "--api.url=https://api.example.com"}, nil, []string{"--demo", "--api.url", "unset one"}},
+		{"demo and a real API", []string{"--demo", "--api.url=https://api.example.com"}, nil, []string{"--demo", "--api.url", "exclude one another"}},
 		{"demo from the environment and a key", nil, []string{"GLOBAL_STABILITY_DEMO=true", "GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"GLOBAL_STABILITY_DEMO", "GLOBAL_STABILITY_API_KEY"}},
-		{"client certificate without its key", []string{"--demo", "--api.tls.cert-file=/tmp/cert.pem"}, nil, []string{"--api.tls.cert-file=/tmp/cert.pem (GLOBAL_STABILITY_API_TLS_CERT_FILE) and --api.tls.key-file (GLOBAL_STABILITY_API_TLS_KEY_FILE) go together"}},
+		{"client certificate without its key", []string{"--demo", "--api.tls.cert-file=/tmp/cert.pem"}, nil, []string{`--api.tls.cert-file=\"/tmp/cert.pem\" (GLOBAL_STABILITY_API_TLS_CERT_FILE) and --api.tls.key-file (GLOBAL_STABILITY_API_TLS_KEY_FILE) go together`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@
 package targets
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +13,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
+	"syscall"
 
 	commonconfig "github.com/prometheus/common/config"
-	"go.yaml.in/yaml/v2"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
@@ -23,10 +24,9 @@ import (
 // Limits of what the exporter reads from files, each refused whole past it
 // rather than read.
 const (
-	maxTargets      = 1000    // each costs a client, a store and its series
-	MaxFileBytes    = 4 << 20 // the targets' file
-	MaxKeyBytes     = 4 << 10 // a key file
-	fileReadTimeout = 10 * time.Second
+	maxTargets   = 1000    // each costs a client, a store and its series
+	MaxFileBytes = 4 << 20 // the targets' file
+	MaxKeyBytes  = 4 << 10 // a key file
 )
 
 // KeyEnv is where the API key may come from instead of --api.key-file,
@@ -44,193 +44,154 @@ type Named struct {
 }
 
 // Load reads and checks the targets' file at path: every target's
-// settings, decoded into a copy of defaults (the flags'), in the file's
-// order, or every problem at once, each naming its target and field. Paths
-// in the file are relative to its directory, as in Prometheus'.
+// settings, each field read into a copy of defaults (the flags') by its
+// setting's kind, in the file's order; or every problem at once, each
+// naming its target and field (the error unwraps to them). Merge keys,
+// anchors and aliases work as YAML defines them (a merged key never
+// overrides one the target writes); a key given twice and a tag YAML does
+// not define are refused. Paths are relative to the file's directory.
 func Load(path string, defaults Settings) ([]Named, error) {
 	b, err := readFile(path, MaxFileBytes)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err)
 	}
-	notTargets := func(why any) error {
-		return fmt.Errorf("not a targets' file: %v (the file holds `targets:`, a list of targets with name, api_url and api_key_file)", why)
+	var file struct{ Targets []yaml.Node }
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	if err = d.Decode(&file); err == nil && !errors.Is(d.Decode(new(yaml.Node)), io.EOF) {
+		err = errors.New("a second YAML document: keep one")
 	}
-	var top yaml.MapSlice // nested maps decode as MapSlices too, in the file's order
-	if err := yaml.Unmarshal(b, &top); err != nil {
-		return nil, notTargets(withoutGoTypes(err))
+	if n := len(file.Targets); errors.Is(err, io.EOF) || err == nil && (n == 0 || n > maxTargets) {
+		err = fmt.Errorf("%d targets", n)
 	}
-	var list []any
-	for i, kv := range top {
-		switch {
-		case kv.Key != "targets":
-			return nil, notTargets(fmt.Sprintf("unknown field %q%s", fmt.Sprint(kv.Key), nearest(fmt.Sprint(kv.Key), []string{"targets"})))
-		case i > 0: // YAML would keep the last list, the first lost whole
-			return nil, notTargets("targets is given twice: keep one list")
-		}
-		if list, _ = kv.Value.([]any); list == nil && kv.Value != nil {
-			return nil, notTargets("`targets` is not a list")
-		}
-	}
-	switch {
-	case len(list) == 0:
-		return nil, errors.New("no targets: list at least one under `targets:`, with name, api_url and api_key_file")
-	case len(list) > maxTargets:
-		return nil, fmt.Errorf("%d targets: at most %d per exporter", len(list), maxTargets)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("not a targets' file: %w (it holds `targets:`, a list of 1 to %d targets, each with name, api_url and api_key_file)", yamlError(err), maxTargets))
 	}
 	var problems []error
 	var out []Named
 	seen := map[string]int{}
-	for i, el := range list {
-		item, _ := el.(yaml.MapSlice)
-		var name string
-		if n := slices.IndexFunc(item, func(kv yaml.MapItem) bool { return kv.Key == "name" }); n >= 0 {
-			name = fmt.Sprint(item[n].Value)
-		}
-		where := fmt.Sprintf("targets[%d]", i)
-		if name != "" {
-			where += fmt.Sprintf(" (%s)", name)
-		}
+	for i, node := range file.Targets {
+		var given map[string]yaml.Node
+		err := node.Decode(&given)
+		name := given["name"].Value
+		where := strings.TrimSuffix(fmt.Sprintf("targets[%d] (%s)", i, redact.Readable(name)), " ()")
 		bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(where+": "+format, args...)) }
 		switch first, dup := seen[name]; {
+		case err != nil:
+			bad("%v", yamlError(err))
+			continue
 		case name == "":
 			bad("name is required: the name /probe?target= asks for")
 		case !namePattern.MatchString(name):
-			bad("name %q: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", name)
+			bad("%s: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", named("name", name))
 		case dup:
-			bad("name %q is also targets[%d]'s: names must be unique", name, first)
+			bad("%s is also targets[%d]'s: names must be unique", named("name", name), first)
 		default:
 			seen[name] = i
 		}
 		s := defaults // with a map of its own, which collectors changes
 		s.APIURL, s.KeyFile, s.Key, s.KeyFrom, s.Collectors = "", "", nil, "", maps.Clone(s.Collectors)
-		fields, byField, given := []string{"name"}, map[string]Setting{}, map[string]bool{}
+		fields := map[string]Setting{}
 		for _, st := range s.List() {
-			if st.Field != "" {
-				fields, byField[st.Field] = append(fields, st.Field), st
-			}
+			fields[st.Field] = st
 		}
-		for _, kv := range item {
-			field := fmt.Sprint(kv.Key)
-			st, ok := byField[field]
-			switch {
-			case given[field]: // YAML would keep the last
-				bad("%s is given twice: keep one", field)
-			case field == "name":
-			case !ok:
-				bad("unknown field %q%s (keys never go in this file: api_key_file names a file holding one)", field, nearest(field, fields))
-			default:
-				if err := decode(st.Value, kv.Value); err != nil {
-					bad("%s: %v", strings.TrimSuffix(field+" "+shownValue(kv.Value), " "), err)
-				} else if field == "tls_config" { // not the flags' files
-					s.TLS.SetDirectory(filepath.Dir(path))
+		delete(given, "name")
+		var read func(prefix string, given map[string]yaml.Node)
+		read = func(prefix string, given map[string]yaml.Node) {
+			for _, key := range slices.Sorted(maps.Keys(given)) {
+				v, field := given[key], prefix+key
+				if v.Kind == yaml.AliasNode {
+					v = *v.Alias
+				}
+				st, known := fields[field]
+				m, isMap := st.Value.(interface{ decode(yaml.Node) error })
+				var sub map[string]yaml.Node // of a map of settings, such as collectors
+				var err error
+				switch {
+				case tagged(v):
+					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(v.Tag))
+				case isMap:
+					err = m.decode(v)
+				case !known && v.Kind == yaml.MappingNode:
+					if err = yamlError(v.Decode(&sub)); err == nil {
+						read(field+".", sub)
+					}
+				case !known || field == "" || strings.Contains(key, "."):
+					bad("unknown field %q (keys never go in this file: api_key_file names a file holding one)", redact.Readable(field))
+				case v.Kind != yaml.ScalarNode:
+					err = errors.New("want a single value, not a list or a map")
+				default:
+					err = st.Value.Set(v.Value)
+				}
+				if err != nil {
+					bad("%s: %v", named(field, v.Value), err)
 				}
 			}
-			given[field] = true
 		}
-		if s.APIURL == "" {
+		read("", given)
+		if _, ok := given["tls_config"]; ok { // its files are the file's directory's, not the flags'
+			s.TLS.SetDirectory(filepath.Dir(path))
+		}
+		if given["api_url"].Value == "" { // not s.APIURL: one refused is not missing
 			bad("api_url is required: this target's base address, such as https://api.example.com")
 		}
-		if s.KeyFile == "" {
+		if given["api_key_file"].Value == "" {
 			bad("api_key_file is required: a file holding this target's API key (keys never go in this file)")
 		} else {
 			s.KeyFile = commonconfig.JoinDir(filepath.Dir(path), s.KeyFile)
-			s.Key, s.KeyFrom = FileKey(s.KeyFile), "file "+s.KeyFile
+			s.Key, s.KeyFrom = FileKey(s.KeyFile), "file "+redact.Readable(s.KeyFile)
 			if _, err := s.Key(); err != nil {
 				bad("api_key_file: %v", err)
 			}
 		}
-		problems = append(problems, s.Validate(where+": ", func(st Setting) string {
-			return strings.TrimSuffix(st.Field+" "+st.Value.String(), " ") // a field, and its value if any
-		})...)
+		problems = append(problems, s.Validate(where+": ", func(st Setting) string { return named(st.Field, st.Value.String()) })...)
 		out = append(out, Named{Name: name, Settings: s})
 	}
-	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
-	}
-	return out, nil
+	return out, errors.Join(problems...) // out is not to be used with problems
 }
 
-// decode sets v from a value of the file: a map through v's own YAML
-// decoding, a scalar through the text a flag would give.
-func decode(v Value, raw any) error {
-	if u, ok := v.(yaml.Unmarshaler); ok {
-		b, _ := yaml.Marshal(raw) // what yaml decoded, it encodes
-		return withoutGoTypes(yaml.UnmarshalStrict(b, u))
-	}
-	switch raw.(type) {
-	case yaml.MapSlice, []any:
-		return errors.New("want a single value, not a list or a map")
-	case nil:
-		return v.Set("")
-	}
-	return v.Set(fmt.Sprint(raw))
-}
-
-// shownValue is a file's value as a message quotes it: a scalar as
-// written, a list or a map not at all.
-func shownValue(raw any) string {
-	switch raw.(type) {
-	case yaml.MapSlice, []any:
-		return ""
-	case string:
-		return fmt.Sprintf("%q", raw)
-	}
-	return fmt.Sprint(raw)
-}
-
-// withoutGoTypes keeps the YAML decoder's line numbers but not the Go
-// types it names.
-func withoutGoTypes(err error) error {
+// yamlError is a YAML error as a message shows it: without the Go types
+// it names, withheld where it quotes what may be a key.
+func yamlError(err error) error {
 	if err == nil {
 		return nil
 	}
-	return errors.New(goType.ReplaceAllString(err.Error(), "$1"))
+	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  "), "\n  ", "; ")
+	return errors.New(redact.Readable(goType.ReplaceAllString(msg, "")))
 }
 
-var goType = regexp.MustCompile(`(\S+) into [\[\]*\w.]+|in type [\w.]+`)
+var goType = regexp.MustCompile(` (in type|into) [^;]*`)
 
-// readFile reads a regular file of at most limit bytes, within a deadline.
-// Anything else is refused unread: a FIFO or a device would block start-up
-// or a reload for ever, a huge file cost its size in memory.
+// tagged says whether n carries a tag YAML does not define (!vault), which
+// the file refuses rather than read as text: a value is read as written.
+func tagged(n yaml.Node) bool {
+	return strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!")
+}
+
+// named is a field with its value, if any, as a message shows them.
+func named(field, value string) string {
+	if value == "" {
+		return field
+	}
+	return field + " " + Quote(value)
+}
+
+// readFile reads a regular file of at most limit bytes. Anything else is
+// refused unread: a FIFO or a device would block for ever (opened without
+// blocking, to be refused), a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
-	var b []byte
-	var err error
-	done := make(chan struct{})
-	go func() { b, err = readRegular(path, limit); close(done) }()
-	select {
-	case <-done:
-		return b, err
-	case <-time.After(fileReadTimeout):
-		return nil, fmt.Errorf("%s: not read within %v (a file on a network file system that does not answer?)", path, fileReadTimeout)
-	}
-}
-
-func readRegular(path string, limit int64) ([]byte, error) {
-	check := func(fi os.FileInfo, err error) error {
-		switch {
-		case err != nil:
-			return fmt.Errorf("%s: %w", path, errors.Unwrap(err)) // not "stat" or "open": a file not there
-		case !fi.Mode().IsRegular():
-			return fmt.Errorf("%s is not a regular file (%s): want a file", path, fi.Mode().Type())
-		case fi.Size() > limit:
-			return fmt.Errorf("%s holds %d bytes: want at most %d", path, fi.Size(), limit)
-		}
-		return nil
-	}
-	if err := check(os.Stat(path)); err != nil { // before opening it: opening a FIFO blocks
-		return nil, err
-	}
-	f, err := os.Open(path) //nolint:gosec // G304: the operator's own files
+	shown := redact.Readable(path)                                 // a key pasted where its file's path belongs is not shown
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) //nolint:gosec // G304: the operator's own files
 	if err != nil {
-		return nil, check(nil, err)
+		return nil, fmt.Errorf("%s: %w", shown, errors.Unwrap(err)) // not "open": a file not there
 	}
 	defer f.Close()
-	if err := check(f.Stat()); err != nil { // what was opened, should it have been swapped
-		return nil, err
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: want a file", shown)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s grew past %d bytes while it was read", path, limit)
+		err = fmt.Errorf("%s holds more than %d bytes: want at most that", shown, limit)
 	}
 	return b, err
 }
@@ -245,7 +206,7 @@ func FileKey(path string) func() (string, error) {
 			return "", fmt.Errorf("API key file %w", err)
 		}
 		key := strings.TrimSpace(string(b))
-		return key, CheckKey(key, "API key file "+path)
+		return key, CheckKey(key, "API key file "+redact.Readable(path))
 	}
 }
 
@@ -259,47 +220,4 @@ func CheckKey(key, from string) error {
 		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), redact.MinKeyLength)
 	}
 	return nil
-}
-
-// nearest suggests the candidate nearest to name, when one is close.
-func nearest(name string, candidates []string) string {
-	if best := Nearest(name, candidates); best != "" {
-		return fmt.Sprintf("; did you mean %q?", best)
-	}
-	return ""
-}
-
-// Nearest is the candidate nearest to name by edit distance, or "" when
-// none is close.
-func Nearest(name string, candidates []string) string {
-	best, bestDistance := "", 0
-	for _, c := range candidates {
-		if d := editDistance(name, c); best == "" || d < bestDistance || (d == bestDistance && c < best) {
-			best, bestDistance = c, d
-		}
-	}
-	if best != "" && bestDistance <= max(2, len(name)/4) {
-		return best
-	}
-	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	row := make([]int, len(b)+1) // the distances from a[:i] to each b[:j]
-	for j := range row {
-		row[j] = j
-	}
-	for i := range len(a) {
-		diagonal := row[0]
-		row[0] = i + 1
-		for j := range len(b) {
-			cost := 1
-			if a[i] == b[j] {
-				cost = 0
-			}
-			diagonal, row[j+1] = row[j+1], min(row[j+1]+1, row[j]+1, diagonal+cost)
-		}
-	}
-	return row[len(b)]
 }

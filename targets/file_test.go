@@ -64,10 +64,23 @@ func writeTargets(t *testing.T, dir, yaml string, keys ...string) string {
 	return path
 }
 
+// readableDir is a temporary directory whose path a message may quote
+// whole: t.TempDir's holds the test's name, a run of letters that
+// redact.Readable withholds, as it would a key.
+func readableDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "gse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // TestLoadFillsTheFlagsDefaults: what a target leaves out is the flag's;
 // what it sets is its own; relative files are the file's directory's.
 func TestLoadFillsTheFlagsDefaults(t *testing.T) {
-	dir := t.TempDir()
+	dir := readableDir(t)
 	path := writeTargets(t, dir, `
 targets:
   - name: prod
@@ -121,7 +134,7 @@ targets:
 // TestLoadReportsEveryProblemNamingTargetAndField: one load names every
 // problem of the file, each with its target (index and name) and field.
 func TestLoadReportsEveryProblemNamingTargetAndField(t *testing.T) {
-	dir := t.TempDir()
+	dir := readableDir(t)
 	path := writeTargets(t, dir, `
 targets:
   - name: prod
@@ -148,16 +161,16 @@ targets:
 	}
 	for _, want := range []string{
 		`targets[1] (prod): name "prod" is also targets[0]'s`,
-		`targets[1] (prod): api_url api.example.com: not an absolute URL`, "did you mean https://api.example.com",
+		`targets[1] (prod): api_url "api.example.com": want the API's base address: http:// or https:// and a host, such as https://api.example.com`,
 		"targets[1] (prod): api_key_file: API key file " + filepath.Join(dir, "missing.key") + ": no such file or directory",
 		"targets[2]: name is required",
 		`targets[3] (bad name): name "bad name": want letters, digits`,
 		"targets[3] (bad name): api_url is required",
 		"targets[3] (bad name): api_key_file: API key file " + filepath.Join(dir, "empty.key") + " is empty",
-		"targets[3] (bad name): max_pages 0: want at least 1",
-		"targets[3] (bad name): page_size_param and page_size 5 go together",
-		`targets[3] (bad name): collectors: no collector "sumary"`,
-		"targets[3] (bad name): grid_degrees 0.5: want a cell size from 1 to 90 degrees",
+		`targets[3] (bad name): max_pages "0": want at least 1`,
+		`targets[3] (bad name): page_size_param and page_size "5" go together`,
+		`targets[3] (bad name): unknown field "collectors.sumary"`,
+		`targets[3] (bad name): grid_degrees "0.5": want a cell size from 1 to 90 degrees`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)
@@ -189,7 +202,7 @@ func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 			if name == "a key in the file" && strings.Contains(err.Error(), "secret") {
 				t.Errorf("the error shows the value: %v", err)
 			}
-			if name == "a field beside targets" && !strings.Contains(err.Error(), `unknown field "global"`) {
+			if name == "a field beside targets" && !strings.Contains(err.Error(), "field global not found") {
 				t.Errorf("the error does not name the field: %v", err)
 			}
 			t.Log(err)
@@ -204,7 +217,7 @@ func TestLoadRefusesWhatIsNotATargetsFile(t *testing.T) {
 // a FIFO, a device, a directory or too large is refused, naming target,
 // field and path, without being read (a FIFO would block for ever).
 func TestLoadReadsOnlySmallRegularFiles(t *testing.T) {
-	dir := t.TempDir()
+	dir := readableDir(t)
 	fifo := filepath.Join(dir, "fifo.key")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)
@@ -229,7 +242,7 @@ targets:
 		"targets[0] (fifo): api_key_file: API key file " + fifo + " is not a regular file",
 		"targets[1] (device): api_key_file: API key file /dev/zero is not a regular file",
 		"targets[2] (directory): api_key_file: API key file " + dir + " is not a regular file",
-		fmt.Sprintf("targets[3] (big): api_key_file: API key file %s holds %d bytes: want at most %d", big, targets.MaxKeyBytes+1, targets.MaxKeyBytes),
+		fmt.Sprintf("targets[3] (big): api_key_file: API key file %s holds more than %d bytes", big, targets.MaxKeyBytes),
 		fmt.Sprintf("targets[4] (short): api_key_file: API key file %s holds a key of 3 characters: want at least %d", filepath.Join(dir, "short.key"), redact.MinKeyLength),
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -246,7 +259,7 @@ targets:
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := targets.Load(huge, defaults()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("want at most %d", targets.MaxFileBytes)) {
+	if _, err := targets.Load(huge, defaults()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("holds more than %d bytes", targets.MaxFileBytes)) {
 		t.Errorf("a 50 MB targets' file: %v", err)
 	}
 	if _, err := targets.Load(fifo, defaults()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
@@ -285,17 +298,17 @@ targets:
 		t.Fatal("loaded")
 	}
 	for _, want := range []string{
-		`targets[0] (a): api_url https://api.example.com/a path: a space in the path`,
-		`targets[0] (a): timeout 10: want a duration with a unit, such as 10s`,
+		`targets[0] (a): api_url "https://api.example.com/a path": want a base address without a query, a fragment or a space`,
+		`targets[0] (a): timeout "10": want a duration with a unit, such as 10s`,
 		`targets[0] (a): cache_ttl "soon": want a duration with a unit`,
 		`targets[0] (a): max_response_bytes "16MB!": want a size with a unit, such as 16MiB`,
 		`targets[0] (a): max_pages "many": want a whole number`,
 		`targets[0] (a): http_cache "maybe": want true or false`,
 		`targets[0] (a): grid_degrees: want a single value`,
-		`targets[0] (a): unknown field "timout"; did you mean "timeout"?`,
-		`targets[0] (a): tls_config: unknown field "ca_fil"; did you mean "ca_file"?`,
-		`targets[1] (b): api_url https://api.example.com:: the port after the colon is missing`,
-		`targets[2] (c): api_url https://api.example.com:99999: port "99999": want a number from 1 to 65535`,
+		`targets[0] (a): unknown field "timout" (keys never go in this file`,
+		`targets[0] (a): tls_config: unknown field "ca_fil"`,
+		`targets[1] (b): api_url "https://api.example.com:": want a port from 1 to 65535 after the colon`,
+		`targets[2] (c): api_url "https://api.example.com:99999": want a port from 1 to 65535 after the colon`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)
@@ -370,9 +383,9 @@ func TestAnAPIURLsPasswordIsNeverShown(t *testing.T) {
 func TestLoadRefusesAFieldGivenTwice(t *testing.T) {
 	for name, tc := range map[string]struct{ yaml, want string }{
 		"a target's field": {"targets:\n  - name: a\n    api_url: https://a.example.com\n    api_key_file: a.key\n    api_url: https://b.example.com\n",
-			"targets[0] (a): api_url is given twice"},
+			`targets[0]: line 5: mapping key "api_url" already defined at line 3`},
 		"targets": {"targets:\n  - {name: a, api_url: \"https://a.example.com\", api_key_file: a.key}\ntargets:\n  - {name: b, api_url: \"https://b.example.com\", api_key_file: a.key}\n",
-			"targets is given twice"},
+			`not a targets' file: line 3: mapping key "targets" already defined at line 1`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			named, err := targets.Load(writeTargets(t, t.TempDir(), tc.yaml, "a.key"), defaults())
@@ -399,5 +412,51 @@ targets:
 	}
 	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 1 || strings.Contains(err.Error(), "targets[1]") {
 		t.Errorf("%d problems, want 1: an inline certificate with its key_file is a pair:\n%v", n, err)
+	}
+}
+
+// TestTheFileIsReadAsWritten: a value is its text as written, whatever
+// YAML would make of it (020 is twenty, "0" is false as 0 is, ~ and null
+// are those words); merge keys, anchors and aliases work as YAML defines them, a
+// merged key never overriding one the target writes; a tag YAML does not
+// define, a key given twice in a map and a second document are refused,
+// each naming its target and field. No message shows Go's syntax.
+func TestTheFileIsReadAsWritten(t *testing.T) {
+	const base = "targets:\n  - name: a\n    api_url: https://a.example.com\n    api_key_file: a.key\n"
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"a merged value that cannot work": {base + "    <<: {max_pages: 0}\n", `targets[0] (a): max_pages "0": want at least 1`},
+		"an alias of a value that cannot work": {"targets:\n  - {name: x, api_url: https://x.example.com, api_key_file: a.key, timeout: &t 1d}\n" + base[len("targets:\n"):] + "    max_pages: *t\n",
+			`targets[1] (a): max_pages "1d": want a whole number`},
+		"an unknown tag":       {base + "    timeout: !vault x\n", `targets[0] (a): timeout "x": a tag (!vault)`},
+		"a tag in a map":       {base + "    tls_config: {ca_file: !vault x}\n", "targets[0] (a): tls_config: a tag (!vault)"},
+		"a key twice in a map": {base + "    collectors: {briefings: false, briefings: true}\n", `targets[0] (a): collectors: line 5: mapping key "briefings" already defined at line 5`},
+		"a second document":    {base + "---\ntargets: []\n", "not a targets' file: a second YAML document"},
+		"~":                    {base + "    timeout: ~\n", `targets[0] (a): timeout "~": want a duration with a unit`},
+		"null":                 {base + "    max_pages: null\n", `targets[0] (a): max_pages "null": want a whole number`},
+		"nothing":              {base + "    http_cache:\n", `targets[0] (a): http_cache: want true or false`},
+		"a hexadecimal number": {base + "    max_label_values: 0x10\n", `targets[0] (a): max_label_values "0x10": want a whole number`},
+		"an exponent":          {base + "    page_size: 1e3\n", `targets[0] (a): page_size "1e3": want a whole number`},
+		"YAML 1.1's no":        {base + "    http_cache: no\n", `targets[0] (a): http_cache "no": want true or false`},
+		"a null collector":     {base + "    collectors: {briefings: ~}\n", `targets[0] (a): collectors.briefings "~": want true or false`},
+		"a dotted field":       {base + "    collectors.briefings: false\n", `targets[0] (a): unknown field "collectors.briefings"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := targets.Load(writeTargets(t, t.TempDir(), tc.yaml, "a.key"), defaults())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("the error lacks %q:\n%v", tc.want, err)
+			}
+			if strings.Contains(err.Error(), "<nil>") || strings.Contains(err.Error(), "%!") || strings.Contains(err.Error(), "yaml.Node") {
+				t.Errorf("the error shows Go's syntax:\n%v", err)
+			}
+		})
+	}
+	named, err := targets.Load(writeTargets(t, t.TempDir(), "targets:\n  - &a {name: a, api_url: https://a.example.com, api_key_file: a.key, timeout: 20s, cache_ttl: 1m}\n"+
+		"  - <<: *a\n    name: b\n    cache_ttl: 2m\n    page_size_param: limit\n    page_size: 020\n    max_label_values: 010\n    http_cache: \"0\"\n    collectors: {briefings: f}\n    tls_config: {server_name: !!str 0x10}\n", "a.key"), defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := named[1].Settings; b.Timeout != 20*time.Second || b.CacheTTL != 2*time.Minute || b.PageSize != 20 || b.MaxLabelValues != 10 || b.HTTPCache || b.Collectors["briefings"] || b.TLS.ServerName != "0x10" {
+		t.Errorf("b: timeout %v (merged), cache_ttl %v (its own), page_size %d, max_label_values %d, http_cache %v, briefings %v, server_name %q: want 20s, 2m, 20 and 10 (as their flags read 020 and 010), false, false, 0x10",
+			b.Timeout, b.CacheTTL, b.PageSize, b.MaxLabelValues, b.HTTPCache, b.Collectors["briefings"], b.TLS.ServerName)
 	}
 }

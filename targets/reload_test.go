@@ -3,13 +3,14 @@
 package targets_test
 
 import (
-	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
+	"fmt"
 	"io"
 	stdlog "log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
@@ -67,9 +73,9 @@ func (p *prober) secondProbeAsks(endpoint string) bool {
 
 var noCaching = simulator.Config{} // no validators, no Cache-Control
 
-// settingCases holds a case for every field of the targets' file:
-// TestReloadAppliesEverySetting fails for a field without one, so a new
-// setting cannot go untested.
+// settingCases holds a case for every field of the targets' file but the
+// collectors' groups (groupOff): TestReloadAppliesEverySetting fails for a
+// field without one, so a new setting cannot go untested.
 var settingCases = map[string]settingCase{
 	"api_url": {yaml: "api_url: {{alt}}", effect: func(p *prober) bool {
 		p.probe()
@@ -111,9 +117,6 @@ var settingCases = map[string]settingCase{
 		v, _ := p.probe().Get("global_stability_up")
 		return v == 1
 	}},
-	"collectors": {yaml: "collectors: {briefings: false}", effect: func(p *prober) bool {
-		return p.success("briefings") == -1 && p.success("conflict") == 1
-	}},
 	"http_cache": {yaml: "http_cache: false", sim: simulator.Config{Validators: true, CacheControl: "max-age=300"}, effect: func(p *prober) bool {
 		return p.secondProbeAsks("global-stability")
 	}},
@@ -143,6 +146,21 @@ var settingCases = map[string]settingCase{
 	}},
 }
 
+// groupOff is the case of a collectors.<group> field, from the endpoint
+// descriptions: off, the group's endpoints are no longer collected, and
+// every other endpoint still is.
+func groupOff(group string) settingCase {
+	return settingCase{yaml: "collectors: {" + group + ": false}", effect: func(p *prober) bool {
+		s := p.probe()
+		for _, e := range endpoint.All() {
+			if _, collected := s.Get("global_stability_scrape_success", "endpoint", e.Label); collected == (e.Group == group) {
+				return false
+			}
+		}
+		return true
+	}}
+}
+
 // TestReloadAppliesEverySetting changes each setting of the targets' file
 // in turn: before the reload its effect is absent, after it the target was
 // rebuilt and the effect shows. Whether a target "did not change" can so
@@ -154,6 +172,9 @@ func TestReloadAppliesEverySetting(t *testing.T) {
 			continue
 		}
 		c, ok := settingCases[st.Field]
+		if group, isGroup := strings.CutPrefix(st.Field, "collectors."); isGroup {
+			c, ok = groupOff(group), true
+		}
 		if !ok {
 			t.Errorf("no case in settingCases for the setting %s", st.Field)
 			continue
@@ -225,9 +246,11 @@ func TestDefaultsAreTheFlagsDefaults(t *testing.T) {
 // reload: the gauge says 0, the log names the target and the field, and
 // the running targets go on (with their counters).
 func TestAReloadThatCannotBuildATargetFailsVisibly(t *testing.T) {
-	for name, extra := range map[string]string{
-		"an unreadable CA file": "    tls_config: {ca_file: /nonexistent/ca.pem}\n",
-		"a FIFO as key file":    "    api_key_file: {{fifo}}\n",
+	for name, edit := range map[string]func(file, fifo string) string{
+		"an unreadable CA file": func(file, _ string) string { return file + "    tls_config: {ca_file: /nonexistent/ca.pem}\n" },
+		"a FIFO as key file": func(file, fifo string) string {
+			return regexp.MustCompile(`api_key_file: .*`).ReplaceAllString(file, "api_key_file: "+fifo)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -245,15 +268,14 @@ func TestAReloadThatCannotBuildATargetFailsVisibly(t *testing.T) {
 			probe(t, set, "target=prod")
 			before, _ := set.Get("prod")
 			good, _ := os.ReadFile(path)
-			writeAtomically(t, path, strings.ReplaceAll(string(good)+extra, "{{fifo}}", fifo))
+			writeAtomically(t, path, edit(string(good), fifo))
 			err := set.Reload()
-			if err == nil || !strings.Contains(err.Error(), "prod") {
-				t.Errorf("reload: %v, want an error naming the target", err)
+			field := "api_key_file"
+			if strings.Contains(name, "CA") {
+				field = "tls_config"
 			}
-			for _, field := range []string{"tls_config", "api_key_file"} {
-				if strings.Contains(extra, field) && (!strings.Contains(err.Error(), field) || !strings.Contains(logs.String(), field)) {
-					t.Errorf("neither error nor log name %s:\n%v\n%s", field, err, logs.String())
-				}
+			if want := "targets[0] (prod): " + field + ": "; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(logs.String(), want) { // named as every problem of the file is
+				t.Errorf("neither error nor log say %q:\n%v\n%s", want, err, logs.String())
 			}
 			if v := value(t, reg, "global_stability_exporter_config_last_reload_successful"); v != 0 {
 				t.Errorf("last_reload_successful %v after a reload that failed", v)
@@ -345,5 +367,40 @@ func TestAFailedReloadLeavesNoTargetBehind(t *testing.T) {
 	}
 	if n, _ := accounts["added"].requests(); n != 0 {
 		t.Errorf("the target of the failed reload sent %d requests", n)
+	}
+}
+
+// TestAFailedReloadNeverShowsAKey: text where a key may have been pasted
+// (a key file's path, a target's name, a field's name, a value, a URL's
+// password, a CA file's path that fails the target's build) is withheld
+// from a failed reload's answer, which POST /-/reload gives without
+// credentials, and from its log line, both still naming the problems.
+func TestAFailedReloadNeverShowsAKey(t *testing.T) {
+	const key = "gsk_live_pasted_9d8c7b6a5f4e3d2c"
+	accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, nil)}
+	env := newEnv(40)
+	var logs strings.Builder
+	env.Logger = log.NewLogfmtLogger(log.NewSyncWriter(&logs))
+	set, path := loadSet(t, readableDir(t), accounts, env, "prod")
+	good, _ := os.ReadFile(path)
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"in the file": {fmt.Sprintf("targets:\n  - {name: a, api_url: https://a.example.com, api_key_file: %[1]s}\n"+
+			"  - {name: %[1]s, api_url: \"https://user:%[1]s@a.example.com/?q\", api_key_file: prod.key, %[1]s: 1, timeout: %[1]s, tls_config: {min_version: %[1]s}}\n", key),
+			"targets[0] (a): api_key_file: API key file <withheld: "},
+		"in a build": {string(good) + "    tls_config: {ca_file: " + key + "}\n", "targets[0] (prod): tls_config: <withheld: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			writeAtomically(t, path, tc.yaml)
+			w := httptest.NewRecorder()
+			set.ServeReload(w, httptest.NewRequest(http.MethodPost, "/-/reload", nil))
+			if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), tc.want) {
+				t.Errorf("POST /-/reload: %d, want 500 saying %q:\n%s", w.Code, tc.want, w.Body)
+			}
+			for what, text := range map[string]string{"the answer": w.Body.String(), "the log": logs.String()} {
+				if piece := leakcheck.Find(text, key); piece != "" {
+					t.Errorf("%s shows %q of the key:\n%s", what, piece, text)
+				}
+			}
+		})
 	}
 }

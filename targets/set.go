@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // Set is the live set of targets, replaced whole by a reload, as
@@ -94,7 +96,7 @@ func (s *Set) Reload() error {
 	}
 	if err != nil {
 		s.reloadOK.Set(0)
-		level.Error(s.env.Logger).Log("msg", "reloading the targets' file failed; the targets loaded before are still served", "file", s.path, "err", err)
+		level.Error(s.env.Logger).Log("msg", "reloading the targets' file failed; the targets loaded before are still served", "file", redact.Readable(s.path), "err", err)
 	}
 	return err
 }
@@ -106,7 +108,7 @@ func (s *Set) replace(named []Named) error {
 	old := s.current.Load()
 	next := &live{byName: map[string]*Target{}}
 	var built []*Target
-	for _, n := range named {
+	for i, n := range named {
 		t, ok := old.byName[n.Name]
 		if !ok || !Same(t.Settings, n.Settings) {
 			var err error
@@ -115,7 +117,7 @@ func (s *Set) replace(named []Named) error {
 					_, running := old.byName[b.Name]
 					b.close(func() bool { return !running }) // a running target's series are its own
 				}
-				return fmt.Errorf("target %q: %w", n.Name, err)
+				return fmt.Errorf("targets[%d] (%s): %w", i, redact.Readable(n.Name), err) // as Load names a target
 			}
 			built = append(built, t)
 		}
@@ -138,7 +140,7 @@ func (s *Set) replace(named []Named) error {
 	s.reloadOK.Set(1)
 	s.reloadTime.Set(float64(time.Now().UnixNano()) / 1e9)
 	if s.path != "" {
-		level.Info(s.env.Logger).Log("msg", "targets loaded", "file", s.path, "targets", len(next.order), "kept", len(next.order)-len(built),
+		level.Info(s.env.Logger).Log("msg", "targets loaded", "file", redact.Readable(s.path), "targets", len(next.order), "kept", len(next.order)-len(built),
 			"added", len(built)-changed, "changed", changed, "removed", strings.Join(removed, ","))
 	}
 	return nil
@@ -160,12 +162,8 @@ func (s *Set) ServeProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	for {
 		t, ok := s.Get(names[0])
-		if !ok {
-			name := names[0]
-			if len(name) > 64 { // it comes from the request
-				name = name[:64] + "…"
-			}
-			http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", name, s.names()), http.StatusBadRequest)
+		if !ok { // the name comes from the request
+			http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", redact.Readable(names[0]), s.names()), http.StatusBadRequest)
 			return
 		}
 		t.use.RLock()

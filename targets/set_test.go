@@ -264,7 +264,7 @@ func TestProbeTakesOnlyAName(t *testing.T) {
 		"target=prod&target=prod":             "more than one target",
 		"target=staging":                      `unknown target "staging"`,
 		"target=" + evil.srv.URL:              "never a URL",
-		"target=" + strings.Repeat("x", 1000): "…",
+		"target=" + strings.Repeat("x", 1000): "<withheld: 1000 bytes>",
 		"module=prod":                         "missing target",
 		"target=prod%00":                      "unknown target",
 	} {
@@ -344,7 +344,7 @@ func TestAFailedReloadKeepsTheRunningTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := set.Reload()
-	if err == nil || !strings.Contains(err.Error(), "targets[0] (prod): max_pages 0") {
+	if err == nil || !strings.Contains(err.Error(), `targets[0] (prod): max_pages "0": want at least 1`) {
 		t.Errorf("reload error %v, want one naming targets[0] (prod) and max_pages", err)
 	}
 	if v := value(t, reg, "global_stability_exporter_config_last_reload_successful"); v != 0 {

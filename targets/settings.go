@@ -15,83 +15,82 @@ import (
 
 	"github.com/alecthomas/units"
 	commonconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
 )
 
-// Settings are everything one target is built from. Each is declared once,
-// in Settings.List: the flags, the targets' file, their messages, the
-// docs' table and Same all follow from that list.
+// Settings are everything one target is built from, each declared once:
+// its field here, named in the targets' file by its yaml tag, and its flag,
+// default, kind and help in List, from which everything else follows.
 type Settings struct {
-	APIURL           string
-	KeyFile          string // read on every request, so a rotated key is used without a restart
-	Timeout          time.Duration
-	CursorParam      string
-	PageSizeParam    string
-	PageSize         int
-	MaxPages         int
-	MaxResponseBytes units.Base2Bytes
-	MaxDocumentBytes units.Base2Bytes
-	TLS              commonconfig.TLSConfig
-	Collectors       map[string]bool // by endpoint group; a group not listed is on
-	HTTPCache        bool
-	SummaryRefresh   time.Duration
-	CacheTTL         time.Duration
-	MaxLabelValues   int
-	MaxSeries        int
-	GridDegrees      float64
+	APIURL           string                 `yaml:"api_url"`
+	KeyFile          string                 `yaml:"api_key_file"` // read on every request, so a rotated key is used without a restart
+	Timeout          time.Duration          `yaml:"timeout"`
+	CursorParam      string                 `yaml:"cursor_param"`
+	PageSizeParam    string                 `yaml:"page_size_param"`
+	PageSize         int                    `yaml:"page_size"`
+	MaxPages         int                    `yaml:"max_pages"`
+	MaxResponseBytes units.Base2Bytes       `yaml:"max_response_bytes"`
+	MaxDocumentBytes units.Base2Bytes       `yaml:"max_document_bytes"`
+	TLS              commonconfig.TLSConfig `yaml:"tls_config"`
+	Collectors       map[string]bool        `yaml:"collectors"` // by endpoint group; a group not listed is on
+	HTTPCache        bool                   `yaml:"http_cache"`
+	SummaryRefresh   time.Duration          `yaml:"summary_refresh_interval"`
+	CacheTTL         time.Duration          `yaml:"cache_ttl"`
+	MaxLabelValues   int                    `yaml:"max_label_values"`
+	MaxSeries        int                    `yaml:"max_series"`
+	GridDegrees      float64                `yaml:"grid_degrees"`
 
 	// Key is the key's source, KeyFrom says where it reads, for the log.
 	// Neither is a setting of the file.
-	Key     func() (string, error)
-	KeyFrom string
+	Key     func() (string, error) `yaml:"-"`
+	KeyFrom string                 `yaml:"-"`
 }
 
-// Setting is one setting of a target, bound to one Settings. Field is ""
-// for a flag of a part of a field (--api.tls.ca-file), Flag "" for a field
-// without a flag of its own.
+// Setting is one setting of a target, bound to one Settings. Field is its
+// name in the file (a.b: b of the map a), "" for a flag of a part of one
+// (--api.tls.ca-file); Flag is "" for a field without a flag of its own.
 type Setting struct {
 	Field, Flag, Default, Help string
 	Value                      Value
-}
-
-// Value is a setting's value inside one Settings: Set parses a flag's or
-// the file's text, Check says what would make the value work.
-type Value interface {
-	Set(text string) error
-	String() string
-	Check() error
 }
 
 // List declares every setting of a target, bound to s. Adding a setting
 // is a field of Settings, a line here and the code that uses it.
 func (s *Settings) List() []Setting {
 	list := []Setting{
-		{"api_url", "api.url", "", "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", apiURL{text(&s.APIURL, checkAPIURL)}},
-		{"api_key_file", "api.key-file", "", "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", text(&s.KeyFile, always)},
-		{"timeout", "api.timeout", "10s", "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", duration(&s.Timeout, 1, "a positive duration, such as 10s")},
-		{"cursor_param", "api.cursor-param", "cursor", "Query parameter that passes next_cursor back (the spec leaves it open).", text(&s.CursorParam, notEmpty)},
-		{"page_size_param", "api.page-size-param", "", "Query parameter that sets the page size; off when empty.", text(&s.PageSizeParam, always)},
-		{"page_size", "api.page-size", "0", "Page size to request with --api.page-size-param; 0 is off.", whole(&s.PageSize, 0, "0 (off) or a positive number")},
-		{"max_pages", "api.max-pages", "10", "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.", whole(&s.MaxPages, 1, "at least 1")},
-		{"max_response_bytes", "api.max-response-bytes", "16MiB", "Largest body of one page of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.PageLimit }) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
-		{"max_document_bytes", "api.max-document-bytes", "1MiB", "Largest body of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.DocumentLimit }) + ", after gzip is undone; a larger one fails its endpoint.", size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
-		{"tls_config", "", "", "TLS to the API, as prometheus/common's tls_config (ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version); replaces the flags' TLS settings whole.", &tlsValue{&s.TLS}},
-		{"", "api.tls.ca-file", "", "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", text(&s.TLS.CAFile, always)},
-		{"", "api.tls.cert-file", "", "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", text(&s.TLS.CertFile, always)},
-		{"", "api.tls.key-file", "", "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", text(&s.TLS.KeyFile, always)},
-		{"", "api.tls.insecure-skip-verify", "false", "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.", flag(&s.TLS.InsecureSkipVerify)},
-		{"collectors", "", "", "Endpoint groups on or off, such as {briefings: false}; the groups it leaves out follow the flags.", &collectors{s}},
-		{"http_cache", "api.http-cache", "true", "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", flag(&s.HTTPCache)},
-		{"summary_refresh_interval", "api.summary-refresh-interval", "15m", "The spec refreshes /v1/summaries this often: a summary with as_of T is not fetched again before T plus this (nor more than this after it was fetched). 0 turns this off.", duration(&s.SummaryRefresh, 0, "0 (off) or a positive duration, like the spec's 15m")},
-		{"cache_ttl", "api.cache-ttl", "0s", "How long a finished collection also serves later scrapes; 0 shares only collections in flight.", duration(&s.CacheTTL, 0, "0 (share only collections in flight) or a positive duration")},
-		{"max_label_values", "collector.max-label-values", fmt.Sprint(endpoint.DefaultMaxLabelValues), "Most series one metric may carry per endpoint and scrape when its labels come from upstream data: " + endpoint.Kept() + ". Within --collector.max-series.", whole(&s.MaxLabelValues, 1, "at least 1")},
-		{"max_series", "collector.max-series", fmt.Sprint(endpoint.DefaultMaxSeries), "Most series of the API's data one scrape of the target exports: those whose labels come from upstream data share what the others (a few dozen) leave, each an equal share, one needing less leaving the rest to the others; what is left out is counted in global_stability_label_values_dropped.", whole(&s.MaxSeries, 1, "at least 1")},
-		{"grid_degrees", "collector.conflict.grid-degrees", fmt.Sprint(endpoint.DefaultGridDegrees), "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", degrees(&s.GridDegrees)},
+		{Flag: "api.url", Help: "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", Value: text(&s.APIURL, checkAPIURL)},
+		{Flag: "api.key-file", Help: "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", Value: text(&s.KeyFile, nil)},
+		{Flag: "api.timeout", Default: "10s", Help: "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", Value: Duration(&s.Timeout, 1, "a positive duration, such as 10s")},
+		{Flag: "api.cursor-param", Default: "cursor", Help: "Query parameter that passes next_cursor back (the spec leaves it open).", Value: text(&s.CursorParam, notEmpty)},
+		{Flag: "api.page-size-param", Help: "Query parameter that sets the page size; off when empty.", Value: text(&s.PageSizeParam, nil)},
+		{Flag: "api.page-size", Default: "0", Help: "Page size to request with --api.page-size-param; 0 is off.", Value: Integer(&s.PageSize, 0, "0 (off) or a positive number")},
+		{Flag: "api.max-pages", Default: "10", Help: "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.", Value: Integer(&s.MaxPages, 1, "at least 1")},
+		{Flag: "api.max-response-bytes", Default: "16MiB", Help: "Largest body of one page of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.PageLimit }) + ", after gzip is undone; a larger one fails its endpoint.", Value: size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
+		{Flag: "api.max-document-bytes", Default: "1MiB", Help: "Largest body of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.DocumentLimit }) + ", after gzip is undone; a larger one fails its endpoint.", Value: size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
+		{Help: "TLS to the API, as prometheus/common's tls_config (ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version); replaces the flags' TLS settings whole.", Value: tlsValue{&s.TLS}},
+		{Flag: "api.tls.ca-file", Help: "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", Value: text(&s.TLS.CAFile, nil)},
+		{Flag: "api.tls.cert-file", Help: "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", Value: text(&s.TLS.CertFile, nil)},
+		{Flag: "api.tls.key-file", Help: "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", Value: text(&s.TLS.KeyFile, nil)},
+		{Flag: "api.tls.insecure-skip-verify", Default: "false", Help: "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.", Value: Boolean(&s.TLS.InsecureSkipVerify)},
+		{Flag: "api.http-cache", Default: "true", Help: "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", Value: Boolean(&s.HTTPCache)},
+		{Flag: "api.summary-refresh-interval", Default: model.Duration(endpoint.Summary.Refresh).String(), Help: "The spec refreshes " + paths(func(e *endpoint.Endpoint) bool { return e.Refresh > 0 }) + " this often: an answer with as_of T is not fetched again before T plus this (nor more than this after it was fetched). 0 turns this off.", Value: Duration(&s.SummaryRefresh, 0, "0 (off) or a positive duration, like the spec's "+model.Duration(endpoint.Summary.Refresh).String())},
+		{Flag: "api.cache-ttl", Default: "0s", Help: "How long a finished collection also serves later scrapes; 0 shares only collections in flight.", Value: Duration(&s.CacheTTL, 0, "0 (share only collections in flight) or a positive duration")},
+		{Flag: "collector.max-label-values", Default: fmt.Sprint(endpoint.DefaultMaxLabelValues), Help: "Most series one metric may carry per endpoint and scrape when its labels come from upstream data: " + endpoint.Kept() + ". Within --collector.max-series.", Value: Integer(&s.MaxLabelValues, 1, "at least 1")},
+		{Flag: "collector.max-series", Default: fmt.Sprint(endpoint.DefaultMaxSeries), Help: "Most series of the API's data one scrape of the target exports: those whose labels come from upstream data share what the others (a few dozen) leave, each an equal share, one needing less leaving the rest to the others; what is left out is counted in global_stability_label_values_dropped.", Value: Integer(&s.MaxSeries, 1, "at least 1")},
+		{Flag: "collector.conflict.grid-degrees", Default: fmt.Sprint(endpoint.DefaultGridDegrees), Help: "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", Value: degrees(&s.GridDegrees)},
 	}
 	for _, g := range groups() {
-		list = append(list, Setting{"", "collector." + g, "true", "Collect " + paths(func(e *endpoint.Endpoint) bool { return e.Group == g }) + ".", collectorFlag{s, g}})
+		list = append(list, Setting{Field: "collectors." + g, Flag: "collector." + g, Default: "true", Help: "Collect " + paths(func(e *endpoint.Endpoint) bool { return e.Group == g }) + ".", Value: collectorFlag{s, g}})
+	}
+	for i, st := range list { // a setting's field in the file is its field's yaml tag
+		for f, v := range reflect.ValueOf(s).Elem().Fields() {
+			if p, ok := st.Value.(interface{ field() any }); ok && v.Addr().Interface() == p.field() {
+				list[i].Field = f.Tag.Get("yaml")
+			}
+		}
 	}
 	return list
 }
@@ -104,17 +103,13 @@ func Same(a, b Settings) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// Validate returns every setting that cannot work, each named by name and
-// saying what would be valid, all at once. Whether a URL and a key are
-// required is the caller's to say.
+// Validate returns the settings that cannot work together, each named by
+// name, all at once (each alone was checked as it was read).
 func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
 	var problems []error
 	byFlag := map[string]Setting{}
 	for _, st := range s.List() {
 		byFlag[st.Flag] = st
-		if err := st.Value.Check(); err != nil {
-			problems = append(problems, fmt.Errorf("%s%s: %w", prefix, name(st), err))
-		}
 	}
 	off := func(flag string) bool { v := byFlag[flag].Value.String(); return v == "" || v == "0" }
 	together := func(a, b, why string) {

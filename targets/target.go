@@ -4,9 +4,11 @@ package targets
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -80,11 +82,11 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	if v1 {
 		u.Path, u.RawPath = path, ""
 	}
-	t.API = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String() // no credentials
+	t.API = redact.Readable((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()) // no credentials
 	if v1 {
 		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", t.API)
 	}
-	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	if ip, err := netip.ParseAddr(u.Hostname()); u.Scheme == "http" && u.Hostname() != "localhost" && (err != nil || !ip.IsLoopback()) {
 		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", t.API)
 	}
 	// prometheus/common's client, as Prometheus scrapes with: TLS files
@@ -92,8 +94,8 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	hcc := commonconfig.DefaultHTTPClientConfig
 	hcc.TLSConfig, hcc.ProxyConfig = s.TLS, commonconfig.ProxyConfig{ProxyFromEnvironment: true}
 	hc, err := commonconfig.NewClientFromConfig(hcc, "global_stability_exporter")
-	if err != nil {
-		return nil, fmt.Errorf("tls_config: %w", err)
+	if err != nil { // its files' paths are the user's text
+		return nil, fmt.Errorf("tls_config: %w", errors.New(redact.Readable(err.Error())))
 	}
 	hc.Timeout = s.Timeout
 	if s.TLS.InsecureSkipVerify {
@@ -101,10 +103,14 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	endpoints := s.Endpoints()
 	var endpointLabels, collectors []string
+	refresh := map[string]time.Duration{} // the setting stands for each refresh interval the descriptions give
 	for _, e := range endpoints {
 		endpointLabels = append(endpointLabels, e.Label)
 		if c := cmp.Or(e.Group, e.Label); !slices.Contains(collectors, c) {
 			collectors = append(collectors, c)
+		}
+		if e.Refresh > 0 {
+			refresh[e.Label] = s.SummaryRefresh
 		}
 	}
 	api := env.API.Target(labels, endpointLabels)
@@ -145,7 +151,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 			MaxSeries:      s.MaxSeries,
 			GridDegrees:    s.GridDegrees,
 			Store:          store,
-			Refresh:        map[string]time.Duration{endpoint.Summary.Label: s.SummaryRefresh},
+			Refresh:        refresh,
 		},
 		CacheTTL: s.CacheTTL,
 		Reused:   api.Reused,

@@ -29,7 +29,8 @@ func TestReadablePassesOnlyPlainText(t *testing.T) {
 		"JBSWY3DPEHPK3PXPJBSWY3DP":                              false, // base32
 		"abcdefghijklmnopqrstuvwxyz0":                           false,
 		"Z2xvYmFsLXN0YWJpbGl0eS1rZXk=":                          false, // base64
-		"x/Z2xvYmFs/LXN0YWJp":                                   false, // base64 with its '/'
+		"/tmp/gse1521181871/api-key":                            true,  // a path: each part judged alone
+		"x/Z2xvYmFsLXN0YWJpbGl0eS1rZXk":                         false, // base64 after a '/'
 		"676c6f62616c2d737461":                                  false, // hex
 		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0":      false, // a JWT
 		"request 3fa85f64-5717-4562-b3fc-2c963f66afa6":          false, // a UUID may be a key

@@ -171,8 +171,9 @@ func (r *Redactor) Readable(s string) string {
 // A lone & or % ("Riots & protests", "5% down") starts none.
 var escape = regexp.MustCompile(`\\|%[0-9A-Fa-f]{2}|&[#A-Za-z]`)
 
-// token is a run of MinKeyLength or more of base64's characters, either alphabet.
-var token = regexp.MustCompile(`[A-Za-z0-9+/=_-]{` + strconv.Itoa(MinKeyLength) + `,}`)
+// token is a run of MinKeyLength or more of base64's characters, either
+// alphabet, but '/': a path's parts are judged one by one.
+var token = regexp.MustCompile(`[A-Za-z0-9+=_-]{` + strconv.Itoa(MinKeyLength) + `,}`)
 
 // keyLike reports whether a token may be a key or an encoding: a part of it
 // between + / = _ - of MinPiece or more is not a word. Names, paths and error
