@@ -3,35 +3,40 @@
 package targets
 
 import (
-	"bytes"
+	"cmp"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/alecthomas/units"
 	commonconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // Limits of what the exporter reads from files, each refused whole past it
-// rather than read.
+// rather than read; and KeyEnv, where the API key may come from instead of
+// --api.key-file, never a flag: flag values show up in ps and /proc.
 const (
 	maxTargets   = 1000    // each costs a client, a store and its series
 	MaxFileBytes = 4 << 20 // the targets' file
 	MaxKeyBytes  = 4 << 10 // a key file
+	KeyEnv       = "GLOBAL_STABILITY_API_KEY"
 )
-
-// KeyEnv is where the API key may come from instead of --api.key-file,
-// never a flag: flag values show up in ps, /proc and shell history.
-const KeyEnv = "GLOBAL_STABILITY_API_KEY"
 
 // namePattern is what a target's name may be: it is a query parameter's
 // value (/probe?target=NAME) and, through relabeling, a label value.
@@ -51,37 +56,40 @@ type Named struct {
 // overrides one the target writes); a key given twice and a tag YAML does
 // not define are refused. Paths are relative to the file's directory.
 func Load(path string, defaults Settings) ([]Named, error) {
-	b, err := readFile(path, MaxFileBytes)
-	if err != nil {
-		return nil, errors.Join(err)
-	}
 	var file struct{ Targets []yaml.Node }
-	d := yaml.NewDecoder(bytes.NewReader(b))
-	d.KnownFields(true)
-	if err = d.Decode(&file); err == nil && !errors.Is(d.Decode(new(yaml.Node)), io.EOF) {
-		err = errors.New("a second YAML document: keep one")
+	b, err := readFile(path, MaxFileBytes)
+	if err == nil {
+		d := yaml.NewDecoder(strings.NewReader(string(b)))
+		d.KnownFields(true)
+		if err = d.Decode(&file); err == nil && !errors.Is(d.Decode(new(yaml.Node)), io.EOF) {
+			err = errors.New("a second YAML document: keep one")
+		}
+		if n := len(file.Targets); errors.Is(err, io.EOF) || err == nil && (n == 0 || n > maxTargets) {
+			err = fmt.Errorf("%d targets", n)
+		}
+		if err != nil {
+			err = fmt.Errorf("not a targets' file: %w (it holds `targets:`, a list of 1 to %d targets, each with name, api_url and api_key_file)", yamlError(err), maxTargets)
+		}
 	}
-	if n := len(file.Targets); errors.Is(err, io.EOF) || err == nil && (n == 0 || n > maxTargets) {
-		err = fmt.Errorf("%d targets", n)
-	}
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("not a targets' file: %w (it holds `targets:`, a list of 1 to %d targets, each with name, api_url and api_key_file)", yamlError(err), maxTargets))
-	}
-	var problems []error
+	problems, seen := []error{err}, map[string]int{}
 	var out []Named
-	seen := map[string]int{}
 	for i, node := range file.Targets {
 		var given map[string]yaml.Node
 		err := node.Decode(&given)
 		name := given["name"].Value
-		where := strings.TrimSuffix(fmt.Sprintf("targets[%d] (%s)", i, redact.Readable(name)), " ()")
-		bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(where+": "+format, args...)) }
-		switch first, dup := seen[name]; {
-		case err != nil:
+		where := strings.Replace(fmt.Sprintf("targets[%d] (%s): ", i, redact.Readable(name)), " (): ", ": ", 1)
+		bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(where+format, args...)) }
+		if err != nil {
 			bad("%v", yamlError(err))
 			continue
+		}
+		for _, f := range []string{"name", "api_url", "api_key_file"} {
+			if given[f].Value == "" {
+				bad("%s is required: each target has a name (for /probe?target=), an api_url and an api_key_file (a file holding its key)", f)
+			}
+		}
+		switch first, dup := seen[name]; {
 		case name == "":
-			bad("name is required: the name /probe?target= asks for")
 		case !namePattern.MatchString(name):
 			bad("%s: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", named("name", name))
 		case dup:
@@ -95,6 +103,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		for _, st := range s.List() {
 			fields[st.Field] = st
 		}
+		delete(fields, "") // a flag's part of a field, such as --api.tls.ca-file
 		delete(given, "name")
 		var read func(prefix string, given map[string]yaml.Node)
 		read = func(prefix string, given map[string]yaml.Node) {
@@ -104,20 +113,20 @@ func Load(path string, defaults Settings) ([]Named, error) {
 					v = *v.Alias
 				}
 				st, known := fields[field]
-				m, isMap := st.Value.(interface{ decode(yaml.Node) error })
+				m, isMap := st.Value.(interface{ decode(yaml.Node, string) error })
 				var sub map[string]yaml.Node // of a map of settings, such as collectors
 				var err error
-				switch {
-				case tagged(v):
-					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(v.Tag))
-				case isMap:
-					err = m.decode(v)
+				switch tag := foreignTag(&v); {
+				case tag != nil:
+					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(tag.Tag))
 				case !known && v.Kind == yaml.MappingNode:
 					if err = yamlError(v.Decode(&sub)); err == nil {
 						read(field+".", sub)
 					}
-				case !known || field == "" || strings.Contains(key, "."):
+				case !known || strings.Contains(key, "."):
 					bad("unknown field %q (keys never go in this file: api_key_file names a file holding one)", redact.Readable(field))
+				case isMap:
+					err = m.decode(v, filepath.Dir(path))
 				case v.Kind != yaml.ScalarNode:
 					err = errors.New("want a single value, not a list or a map")
 				default:
@@ -129,25 +138,27 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			}
 		}
 		read("", given)
-		if _, ok := given["tls_config"]; ok { // its files are the file's directory's, not the flags'
-			s.TLS.SetDirectory(filepath.Dir(path))
-		}
-		if given["api_url"].Value == "" { // not s.APIURL: one refused is not missing
-			bad("api_url is required: this target's base address, such as https://api.example.com")
-		}
-		if given["api_key_file"].Value == "" {
-			bad("api_key_file is required: a file holding this target's API key (keys never go in this file)")
-		} else {
+		if s.KeyFile != "" {
 			s.KeyFile = commonconfig.JoinDir(filepath.Dir(path), s.KeyFile)
-			s.Key, s.KeyFrom = FileKey(s.KeyFile), "file "+redact.Readable(s.KeyFile)
-			if _, err := s.Key(); err != nil {
+			if s.Key, s.KeyFrom, err = KeySource(s.KeyFile); err != nil {
 				bad("api_key_file: %v", err)
 			}
 		}
-		problems = append(problems, s.Validate(where+": ", func(st Setting) string { return named(st.Field, st.Value.String()) })...)
+		problems = append(problems, s.Validate(where, func(st Setting) string { return named(st.Field, st.Value.String()) })...)
 		out = append(out, Named{Name: name, Settings: s})
 	}
 	return out, errors.Join(problems...) // out is not to be used with problems
+}
+
+// foreignTag is the first node under n with a tag YAML does not define
+// (!vault), which the file refuses rather than read as text.
+func foreignTag(n *yaml.Node) *yaml.Node {
+	for nodes := []*yaml.Node{n}; len(nodes) > 0; nodes = append(nodes[1:], nodes[0].Content...) {
+		if strings.HasPrefix(nodes[0].Tag, "!") && !strings.HasPrefix(nodes[0].Tag, "!!") {
+			return nodes[0]
+		}
+	}
+	return nil
 }
 
 // yamlError is a YAML error as a message shows it: without the Go types
@@ -162,25 +173,14 @@ func yamlError(err error) error {
 
 var goType = regexp.MustCompile(` (in type|into) [^;]*`)
 
-// tagged says whether n carries a tag YAML does not define (!vault), which
-// the file refuses rather than read as text: a value is read as written.
-func tagged(n yaml.Node) bool {
-	return strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!")
-}
-
 // named is a field with its value, if any, as a message shows them.
-func named(field, value string) string {
-	if value == "" {
-		return field
-	}
-	return field + " " + Quote(value)
-}
+func named(field, value string) string { return strings.TrimSuffix(field+" "+Quote(value), ` ""`) }
 
 // readFile reads a regular file of at most limit bytes. Anything else is
 // refused unread: a FIFO or a device would block for ever (opened without
 // blocking, to be refused), a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
-	shown := redact.Readable(path)                                 // a key pasted where its file's path belongs is not shown
+	shown := "file " + redact.Readable(path)                       // a key pasted where its file's path belongs is not shown
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) //nolint:gosec // G304: the operator's own files
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, errors.Unwrap(err)) // not "open": a file not there
@@ -196,28 +196,178 @@ func readFile(path string, limit int64) ([]byte, error) {
 	return b, err
 }
 
-// FileKey reads the key from path on every request, surrounding whitespace
-// trimmed, so that a rotated key is used without a restart. An empty or
-// short key is an error, rather than a 401 that hints at the wrong thing.
-func FileKey(path string) func() (string, error) {
-	return func() (string, error) {
-		b, err := readFile(path, MaxKeyBytes)
-		if err != nil {
-			return "", fmt.Errorf("API key file %w", err)
+// KeySource is the key's source, where it reads (for the log, never the
+// key) and whether it reads now: the file at path, read on every request
+// so that a rotated key is used without a restart, or without a path the
+// KeyEnv variable; whitespace around it trimmed. A key too short to be
+// redacted without garbling the log is refused (an empty one too), rather
+// than a 401 that hints at the wrong thing.
+func KeySource(path string) (key func() (string, error), from string, err error) {
+	from = "environment variable " + KeyEnv
+	if path != "" {
+		from = "file " + redact.Readable(path)
+	}
+	key = func() (string, error) {
+		b, err := []byte(os.Getenv(KeyEnv)), error(nil)
+		if path != "" {
+			b, err = readFile(path, MaxKeyBytes)
 		}
 		key := strings.TrimSpace(string(b))
-		return key, CheckKey(key, "API key file "+redact.Readable(path))
+		if err == nil && len(key) < redact.MinKeyLength {
+			err = fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), redact.MinKeyLength)
+		}
+		return key, err
+	}
+	_, err = key()
+	return key, from, err
+}
+
+// kind is a value of type T at p, read by parse, its kind's one reader of
+// text whoever gives it (Load hands it the file's text as written, never
+// YAML's reading of it: 020 as 16, ~ as nothing); what says what parse
+// reads, and check, if any, refuses a value that cannot work.
+type kind[T any] struct {
+	p     *T
+	parse func(string) (T, error)
+	what  string
+	check func(T) error
+}
+
+func (k kind[T]) Set(text string) error {
+	v, err := k.parse(text)
+	if err != nil {
+		return errors.New("want " + k.what)
+	} else if k.check != nil && k.check(v) != nil {
+		return k.check(v)
+	}
+	*k.p = v // a refused value leaves the one before
+	return nil
+}
+
+func (k kind[T]) String() string { return fmt.Sprint(*k.p) }
+
+// IsBoolFlag tells kingpin that a boolean flag needs no value.
+func (k kind[T]) IsBoolFlag() bool { _, ok := any(k.p).(*bool); return ok }
+
+// Integer reads a whole number in decimal: 020 is twenty; 0x10, 1_000,
+// 5.0 and 1e3 are refused.
+func Integer(p *int, least int, want string) flag.Value {
+	return kind[int]{p, strconv.Atoi, "a whole number, such as 10", within(least, math.MaxInt, want)}
+}
+
+// Duration reads a duration with its unit, as Go (1m30s) or Prometheus
+// (1d) writes one.
+func Duration(p *time.Duration, least time.Duration, want string) flag.Value {
+	return kind[time.Duration]{p, func(s string) (time.Duration, error) {
+		d, err := model.ParseDuration(s)
+		if goDuration, goErr := time.ParseDuration(s); goErr == nil {
+			return goDuration, nil
+		}
+		return time.Duration(d), err
+	}, "a duration with a unit, such as 10s or 1m30s", within(least, math.MaxInt64, want)}
+}
+
+func size(p *units.Base2Bytes, want string) flag.Value {
+	return kind[units.Base2Bytes]{p, units.ParseBase2Bytes, "a size with a unit, such as 16MiB or 512KiB", within[units.Base2Bytes](1, math.MaxInt64, want)}
+}
+
+// Boolean reads true or false as Go does (strconv.ParseBool: 1 and 0, t
+// and f too), as kingpin reads the toolkit's boolean flags.
+func Boolean(p *bool) flag.Value {
+	return kind[bool]{p: p, parse: strconv.ParseBool, what: "true or false"}
+}
+
+func degrees(p *float64) flag.Value {
+	return kind[float64]{p, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "a number of degrees, such as 5",
+		within(1.0, 90, "a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)")}
+}
+
+// within refuses a value below least or above most, and NaN.
+func within[T int | float64 | time.Duration | units.Base2Bytes](least, most T, want string) func(T) error {
+	return func(v T) error {
+		if v >= least && v <= most { // NaN is neither
+			return nil
+		}
+		return errors.New("want " + want)
 	}
 }
 
-// CheckKey refuses a key too short to be redacted from the log without
-// garbling it.
-func CheckKey(key, from string) error {
-	switch {
-	case key == "":
-		return fmt.Errorf("%s is empty", from)
-	case len(key) < redact.MinKeyLength:
-		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), redact.MinKeyLength)
+// text is a name, a path or a URL, as written.
+func text(p *string, check func(string) error) flag.Value {
+	return kind[string]{p, func(s string) (string, error) { return s, nil }, "", check}
+}
+
+func notEmpty(s string) error {
+	if s == "" {
+		return errors.New("is empty: want a name, such as the default")
 	}
 	return nil
+}
+
+// collectorFlag is one --collector.<group> flag, and that group in the
+// file's collectors map.
+type collectorFlag struct {
+	s     *Settings
+	group string
+}
+
+func (v collectorFlag) Set(text string) error {
+	var on bool
+	err := Boolean(&on).Set(text)
+	if v.s.Collectors == nil {
+		v.s.Collectors = map[string]bool{}
+	}
+	v.s.Collectors[v.group] = on
+	return err
+}
+
+func (v collectorFlag) String() string   { return strconv.FormatBool(v.s.Collectors[v.group]) }
+func (v collectorFlag) IsBoolFlag() bool { return true }
+
+// tlsValue is prometheus/common's tls_config, unknown fields refused; it
+// replaces the flags' TLS settings whole.
+type tlsValue struct{ p *commonconfig.TLSConfig }
+
+func (tlsValue) Set(string) error { return errors.New("want a map, such as {ca_file: ca.pem}") }
+func (tlsValue) String() string   { return "" }
+
+// decode reads n, its files relative to dir (the targets' file's).
+func (v tlsValue) decode(n yaml.Node, dir string) error {
+	var c struct {
+		TLS     commonconfig.TLSConfig `yaml:",inline"`
+		Unknown map[string]yaml.Node   `yaml:",inline"`
+	}
+	err := n.Decode(&c)
+	for f := range c.Unknown {
+		err = cmp.Or(err, fmt.Errorf("unknown field %q", redact.Readable(f)))
+	}
+	if err = cmp.Or(yamlError(err), c.TLS.Validate()); err == nil {
+		c.TLS.SetDirectory(dir)
+		*v.p = c.TLS
+	}
+	return err
+}
+
+// parseAPIURL reads a base address, leaving a trailing /v1 to New.
+func parseAPIURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New("want the API's base address: http:// or https:// and a host, such as https://api.example.com")
+	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(u.Path, " \t"):
+		return nil, errors.New("want a base address without a query, a fragment or a space; the exporter adds its own paths and parameters")
+	}
+	if n, err := strconv.Atoi(u.Port()); strings.HasSuffix(u.Host, ":") || u.Port() != "" && (err != nil || n < 1 || n > 65535) {
+		return nil, errors.New("want a port from 1 to 65535 after the colon")
+	}
+	return u, nil
+}
+
+// Quote is a value as a message shows it: quoted, without what comes
+// before an @ (a URL's password), withheld where it may be a key.
+func Quote(text string) string {
+	if i := strings.LastIndex(text, "@"); i >= 0 {
+		text = "<redacted>" + text[i:]
+	}
+	return strconv.Quote(redact.Readable(text))
 }
