@@ -574,7 +574,7 @@ func TestTheFlagsGiveTheDeclaredDefaults(t *testing.T) {
 	}
 	var want targets.Settings
 	for _, st := range want.List() {
-		if err := st.Value.Set(st.Default); st.Flag != "" && err != nil {
+		if err := st.Value.Set(st.Default); st.Default != "" && err != nil {
 			t.Fatalf("--%s: its default %q: %v", st.Flag, st.Default, err)
 		}
 	}
@@ -637,7 +637,7 @@ func TestEveryFormMeansTheSameEverywhere(t *testing.T) {
 	if problems, _ := parseArgs(app, nil); len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	account := regexp.MustCompile(`^(api_url is required|api_key_file is required|api_key_file: API key file)`)
+	account := regexp.MustCompile(`^(api_url is required|api_key_file is required|api_key_file: file )`)
 	for _, st := range list {
 		for _, form := range awkwardForms {
 			flag := fromFlags(st.Field, "--"+st.Flag+"="+form)

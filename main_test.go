@@ -83,10 +83,10 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 		want []string // substrings of stderr
 	}{
 		{"no url and no demo", nil, nil, []string{"--api.url (GLOBAL_STABILITY_API_URL) is required", "--demo"}},
-		{"no key", []string{"--api.url=https://api.example.com"}, nil, []string{"no API key", "--api.key-file", "GLOBAL_STABILITY_API_KEY"}},
+		{"no key", []string{"--api.url=https://api.example.com"}, nil, []string{"--api.key-file (GLOBAL_STABILITY_API_KEY_FILE) or GLOBAL_STABILITY_API_KEY: want one of them"}},
 		{"unreadable key file", []string{"--api.url=https://api.example.com", "--api.key-file=/nonexistent/key"}, nil, []string{"--api.key-file", "/nonexistent/key"}},
-		{"empty key file", []string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey}, nil, []string{"--api.key-file", "is empty"}},
-		{"both key sources", []string{"--api.url=https://api.example.com", "--api.key-file=" + goodKey}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"both set"}},
+		{"empty key file", []string{"--api.url=https://api.example.com", "--api.key-file=" + emptyKey}, nil, []string{"--api.key-file", "holds a key of 0 characters"}},
+		{"both key sources", []string{"--api.url=https://api.example.com", "--api.key-file=" + goodKey}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"--api.key-file (GLOBAL_STABILITY_API_KEY_FILE) or GLOBAL_STABILITY_API_KEY: want one of them"}},
 		{"url without scheme", []string{"--api.url=api.example.com"}, withKey, []string{`--api.url=\"api.example.com\" (GLOBAL_STABILITY_API_URL): want the API's base address: http:// or https:// and a host, such as https://api.example.com`}},
 		{"host and port without scheme", []string{"--api.url=127.0.0.1:8080"}, withKey, []string{"--api.url", "want the API's base address"}},
 		{"url with spaces", []string{"--api.url=not a url"}, withKey, []string{`--api.url=\"not a url\"`}},

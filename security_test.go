@@ -385,7 +385,7 @@ func TestFileKeyFollowsEveryRotation(t *testing.T) {
 		}
 	}
 	write(path, "key-aaaaaaaa-0123456\n")
-	key := targets.FileKey(path)
+	key, _, _ := targets.KeySource(path)
 	want := func(w string) {
 		t.Helper()
 		if got, err := key(); err != nil || got != w {
@@ -401,7 +401,7 @@ func TestFileKeyFollowsEveryRotation(t *testing.T) {
 	}
 	want("key-cccc-0123456789")
 	write(path, " \n")
-	if _, err := key(); err == nil || !strings.Contains(err.Error(), "is empty") {
+	if _, err := key(); err == nil || !strings.Contains(err.Error(), "holds a key of 0 characters") {
 		t.Errorf("an empty key file: err = %v, want one saying it is empty", err)
 	}
 }

@@ -134,7 +134,7 @@ func TestATargetsFileExcludesTheFlagsAccount(t *testing.T) {
 		"with --api.url":    {[]string{"--config.file=" + file, "--api.url=https://api.example.com"}, nil, []string{"--config.file (GLOBAL_STABILITY_CONFIG_FILE) and the flags' account (--api.url (GLOBAL_STABILITY_API_URL)", "exclude one another"}},
 		"with a key":        {[]string{"--config.file=" + file}, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, []string{"GLOBAL_STABILITY_API_KEY) exclude one another"}},
 		"with --demo":       {[]string{"--config.file=" + file, "--demo"}, nil, []string{"--demo", "--config.file"}},
-		"a file that fails": {[]string{"--config.file=" + bad}, nil, []string{"targets[0] (a): api_key_file: API key file /nonexistent/a.key: no such file or directory", `targets[0] (a): max_pages \"0\": want at least 1`, "(GLOBAL_STABILITY_CONFIG_FILE)"}},
+		"a file that fails": {[]string{"--config.file=" + bad}, nil, []string{"targets[0] (a): api_key_file: file /nonexistent/a.key: no such file or directory", `targets[0] (a): max_pages \"0\": want at least 1`, "(GLOBAL_STABILITY_CONFIG_FILE)"}},
 		"a file not there":  {[]string{"--config.file=/nonexistent/targets.yml"}, nil, []string{`--config.file=\"/nonexistent/targets.yml\"`, "no such file"}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -171,7 +171,7 @@ func TestEveryStartUpProblemAtOnce(t *testing.T) {
 		`--collector.pillars=\"maybe\" (GLOBAL_STABILITY_COLLECTOR_PILLARS): want true or false`,
 		`--web.max-requests=\"-3\" (GLOBAL_STABILITY_WEB_MAX_REQUESTS)`,
 		`--api.max-pages=\"0\" (GLOBAL_STABILITY_API_MAX_PAGES)`,
-		`--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file ` + emptyKey + ` is empty`,
+		`--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): file ` + emptyKey + ` holds a key of 0 characters`,
 	}
 	if len(lines) != len(want) {
 		t.Errorf("%d lines, want one per problem (%d):\n%s", len(lines), len(want), out)
@@ -189,11 +189,11 @@ func TestEveryStartUpProblemAtOnce(t *testing.T) {
 	}
 }
 
-// TestAKeyVariableSetButEmpty is not "no API key": it says which variable.
+// TestAKeyVariableSetButEmpty is not a key missing: it says which variable.
 func TestAKeyVariableSetButEmpty(t *testing.T) {
 	cmd := execExporter([]string{"--api.url=https://api.example.com", "--web.listen-address=127.0.0.1:0"}, "GLOBAL_STABILITY_API_KEY=  ")
 	out, _ := cmd.CombinedOutput()
-	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "GLOBAL_STABILITY_API_KEY is empty") || strings.Contains(string(out), "no API key") {
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "GLOBAL_STABILITY_API_KEY holds a key of 0 characters") || strings.Contains(string(out), "want one of them") {
 		t.Errorf("want the empty variable named:\n%s", out)
 	}
 }
@@ -216,9 +216,9 @@ func TestAShortKeyIsRefusedFromEverySource(t *testing.T) {
 		from      string
 	}{
 		targets.KeyEnv:                  {[]string{api}, []string{targets.KeyEnv + "=" + short}, targets.KeyEnv},
-		"--api.key-file":                {[]string{api, "--api.key-file=" + keyFile}, nil, "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file " + keyFile},
-		"GLOBAL_STABILITY_API_KEY_FILE": {[]string{api}, []string{"GLOBAL_STABILITY_API_KEY_FILE=" + keyFile}, "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file " + keyFile},
-		"a targets' file":               {[]string{"--config.file=" + file}, nil, "targets[0] (a): api_key_file: API key file " + keyFile},
+		"--api.key-file":                {[]string{api, "--api.key-file=" + keyFile}, nil, "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): file " + keyFile},
+		"GLOBAL_STABILITY_API_KEY_FILE": {[]string{api}, []string{"GLOBAL_STABILITY_API_KEY_FILE=" + keyFile}, "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): file " + keyFile},
+		"a targets' file":               {[]string{"--config.file=" + file}, nil, "targets[0] (a): api_key_file: file " + keyFile},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -254,7 +254,7 @@ func TestAKeyFileNobodyMayReadIsRefused(t *testing.T) {
 	}
 	cmd := execExporter([]string{"--api.url=https://api.example.com", "--api.key-file=" + key, "--web.listen-address=127.0.0.1:0"})
 	out, _ := cmd.CombinedOutput()
-	if want := "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): API key file " + key + ": permission denied"; cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), want) {
+	if want := "--api.key-file (GLOBAL_STABILITY_API_KEY_FILE): file " + key + ": permission denied"; cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), want) {
 		t.Errorf("want exit 1 and %q:\n%s", want, out)
 	}
 }

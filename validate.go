@@ -25,24 +25,18 @@ import (
 func parseArgs(app *kingpin.Application, args []string) (problems []error, parsed bool) {
 	for _, f := range app.Model().Flags {
 		if _, repeatable := f.Value.(interface{ IsCumulative() bool }); !repeatable && f.Name != "help" && f.Name != "version" {
-			app.GetFlag(f.Name).SetValue(namedValue{f, &problems}) // a repeatable one takes any text
+			app.GetFlag(f.Name).SetValue(namedValue{f, &problems})
 		}
 	}
-	var words []string
-	for _, arg := range args {
+	words := slices.Clone(args)
+	for i, arg := range words {
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
 		if f := app.GetFlag(name); hasValue && f != nil && f.Model().IsBoolFlag() && strings.HasPrefix(arg, "--") {
-			var on bool
-			if err := targets.Boolean(&on).Set(value); err != nil {
-				problems = append(problems, fmt.Errorf("%s: %w", flagSource(name, value), err))
-				continue
-			}
-			arg = "--no-" + name
-			if on {
-				arg = "--" + name
+			_ = f.Model().Value.Set(value) // as kingpin would set --flag or --no-flag, a problem noted
+			if words[i] = "--no-" + name; f.Model().Value.String() == "true" {
+				words[i] = "--" + name
 			}
 		}
-		words = append(words, arg)
 	}
 	for {
 		ctx, err := app.ParseContext(words)
@@ -51,13 +45,13 @@ func parseArgs(app *kingpin.Application, args []string) (problems []error, parse
 		}
 		// kingpin's message (unknown long flag '--api.timout'), and the word it stopped at
 		msg, i := redact.Readable(err.Error()), ctx.Peek().Index-1
-		if i >= len(words) || strings.HasPrefix(msg, "expected argument") { // the words after a flag missing its value are not what they seem
-			return append(problems, fmt.Errorf("%s (see --help)", msg)), false
-		}
-		if strings.HasPrefix(err.Error(), "unexpected ") {
+		if strings.HasPrefix(err.Error(), "unexpected ") && i < len(words) {
 			msg = fmt.Sprintf("%q: the exporter takes no arguments, only flags (a value after a space belongs to the flag before it; --no-… takes none)", redact.Readable(words[i]))
 		}
 		problems = append(problems, fmt.Errorf("%s (see --help)", msg))
+		if i >= len(words) || strings.HasPrefix(msg, "expected argument") { // the words after a flag missing its value are not what they seem
+			return problems, false
+		}
 		words = slices.Delete(words, i, i+1)
 	}
 	if _, err := app.Parse(words); err != nil {
@@ -84,16 +78,14 @@ func (v namedValue) Set(s string) error {
 // flagSource names a flag, with its value if any, and its variable:
 // --api.max-pages="0" (GLOBAL_STABILITY_API_MAX_PAGES).
 func flagSource(name, value string) string {
-	if value != "" {
-		value = "=" + targets.Quote(value)
-	}
-	return "--" + name + value + " (" + envar(name) + ")"
+	return "--" + strings.TrimSuffix(name+"="+targets.Quote(value), `=""`) + " (" + envar(name) + ")"
 }
 
 func nameFlag(st targets.Setting) string { return flagSource(st.Flag, st.Value.String()) }
 
 // validate checks what parsed but cannot work, alone or together; with
-// the flags' one account, it also reads the key.
+// the flags' one account, it also reads the key, from --api.key-file or
+// the environment.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
@@ -115,9 +107,17 @@ func validate(c *config) []error {
 		if c.defaults.APIURL == "" {
 			bad("%s is required: the API's base address; or --config.file for several accounts, or --demo to try the exporter on made-up data", flagSource("api.url", ""))
 		}
-		var err error
-		c.defaults.Key, c.defaults.KeyFrom, err = keySource(c.defaults.KeyFile)
-		problems = append(problems, err)
+		_, envSet := os.LookupEnv(targets.KeyEnv)
+		key, from, err := targets.KeySource(c.defaults.KeyFile)
+		switch keyFile := flagSource("api.key-file", ""); {
+		case c.defaults.KeyFile != "" == envSet:
+			bad("%s or %s: want one of them, a file holding the API key or the key itself", keyFile, targets.KeyEnv)
+		case err != nil && c.defaults.KeyFile != "":
+			bad("%s: %v", keyFile, err)
+		default:
+			c.defaults.Key, c.defaults.KeyFrom = key, from
+			problems = append(problems, err)
+		}
 	}
 	problems = append(problems, c.defaults.Validate("", nameFlag)...)
 	if !strings.HasPrefix(c.metricsPath, "/") || strings.ContainsAny(c.metricsPath, "{}?# \t\r\n") { // http.ServeMux's one path
@@ -135,24 +135,4 @@ func validate(c *config) []error {
 		}
 	}
 	return slices.DeleteFunc(problems, func(err error) bool { return err == nil })
-}
-
-// keySource picks the key from --api.key-file or the environment, checks
-// that it can be read now, and says where it comes from (never the key).
-func keySource(keyFile string) (key func() (string, error), from string, err error) {
-	raw, envSet := os.LookupEnv(targets.KeyEnv)
-	switch flag := flagSource("api.key-file", ""); {
-	case keyFile != "" && envSet:
-		return nil, "", fmt.Errorf("%s and %s are both set: keep one", flag, targets.KeyEnv)
-	case envSet:
-		envKey := strings.TrimSpace(raw)
-		return func() (string, error) { return envKey, nil }, "environment variable " + targets.KeyEnv, targets.CheckKey(envKey, targets.KeyEnv)
-	case keyFile == "":
-		return nil, "", fmt.Errorf("no API key: set %s to a file holding it, or the %s environment variable", flag, targets.KeyEnv)
-	}
-	key = targets.FileKey(keyFile)
-	if _, err := key(); err != nil {
-		return nil, "", fmt.Errorf("%s: %w: point it at a file holding the API key, readable by this process", flagSource("api.key-file", ""), err)
-	}
-	return key, "file " + redact.Readable(keyFile), nil
 }

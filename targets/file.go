@@ -3,7 +3,7 @@
 package targets
 
 import (
-	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -22,16 +22,14 @@ import (
 )
 
 // Limits of what the exporter reads from files, each refused whole past it
-// rather than read.
+// rather than read; and KeyEnv, where the API key may come from instead of
+// --api.key-file, never a flag: flag values show up in ps and /proc.
 const (
 	maxTargets   = 1000    // each costs a client, a store and its series
 	MaxFileBytes = 4 << 20 // the targets' file
 	MaxKeyBytes  = 4 << 10 // a key file
+	KeyEnv       = "GLOBAL_STABILITY_API_KEY"
 )
-
-// KeyEnv is where the API key may come from instead of --api.key-file,
-// never a flag: flag values show up in ps, /proc and shell history.
-const KeyEnv = "GLOBAL_STABILITY_API_KEY"
 
 // namePattern is what a target's name may be: it is a query parameter's
 // value (/probe?target=NAME) and, through relabeling, a label value.
@@ -51,37 +49,40 @@ type Named struct {
 // overrides one the target writes); a key given twice and a tag YAML does
 // not define are refused. Paths are relative to the file's directory.
 func Load(path string, defaults Settings) ([]Named, error) {
-	b, err := readFile(path, MaxFileBytes)
-	if err != nil {
-		return nil, errors.Join(err)
-	}
 	var file struct{ Targets []yaml.Node }
-	d := yaml.NewDecoder(bytes.NewReader(b))
-	d.KnownFields(true)
-	if err = d.Decode(&file); err == nil && !errors.Is(d.Decode(new(yaml.Node)), io.EOF) {
-		err = errors.New("a second YAML document: keep one")
+	b, err := readFile(path, MaxFileBytes)
+	if err == nil {
+		d := yaml.NewDecoder(strings.NewReader(string(b)))
+		d.KnownFields(true)
+		if err = d.Decode(&file); err == nil && !errors.Is(d.Decode(new(yaml.Node)), io.EOF) {
+			err = errors.New("a second YAML document: keep one")
+		}
+		if n := len(file.Targets); errors.Is(err, io.EOF) || err == nil && (n == 0 || n > maxTargets) {
+			err = fmt.Errorf("%d targets", n)
+		}
+		if err != nil {
+			err = fmt.Errorf("not a targets' file: %w (it holds `targets:`, a list of 1 to %d targets, each with name, api_url and api_key_file)", yamlError(err), maxTargets)
+		}
 	}
-	if n := len(file.Targets); errors.Is(err, io.EOF) || err == nil && (n == 0 || n > maxTargets) {
-		err = fmt.Errorf("%d targets", n)
-	}
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("not a targets' file: %w (it holds `targets:`, a list of 1 to %d targets, each with name, api_url and api_key_file)", yamlError(err), maxTargets))
-	}
-	var problems []error
+	problems, seen := []error{err}, map[string]int{}
 	var out []Named
-	seen := map[string]int{}
 	for i, node := range file.Targets {
 		var given map[string]yaml.Node
 		err := node.Decode(&given)
 		name := given["name"].Value
-		where := strings.TrimSuffix(fmt.Sprintf("targets[%d] (%s)", i, redact.Readable(name)), " ()")
-		bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(where+": "+format, args...)) }
-		switch first, dup := seen[name]; {
-		case err != nil:
+		where := strings.Replace(fmt.Sprintf("targets[%d] (%s): ", i, redact.Readable(name)), " (): ", ": ", 1)
+		bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(where+format, args...)) }
+		if err != nil {
 			bad("%v", yamlError(err))
 			continue
+		}
+		for _, f := range []string{"name", "api_url", "api_key_file"} {
+			if given[f].Value == "" {
+				bad("%s is required: each target has a name (for /probe?target=), an api_url and an api_key_file (a file holding its key)", f)
+			}
+		}
+		switch first, dup := seen[name]; {
 		case name == "":
-			bad("name is required: the name /probe?target= asks for")
 		case !namePattern.MatchString(name):
 			bad("%s: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", named("name", name))
 		case dup:
@@ -95,6 +96,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		for _, st := range s.List() {
 			fields[st.Field] = st
 		}
+		delete(fields, "") // a flag's part of a field, such as --api.tls.ca-file
 		delete(given, "name")
 		var read func(prefix string, given map[string]yaml.Node)
 		read = func(prefix string, given map[string]yaml.Node) {
@@ -104,20 +106,20 @@ func Load(path string, defaults Settings) ([]Named, error) {
 					v = *v.Alias
 				}
 				st, known := fields[field]
-				m, isMap := st.Value.(interface{ decode(yaml.Node) error })
+				m, isMap := st.Value.(interface{ decode(yaml.Node, string) error })
 				var sub map[string]yaml.Node // of a map of settings, such as collectors
 				var err error
-				switch {
-				case tagged(v):
-					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(v.Tag))
-				case isMap:
-					err = m.decode(v)
+				switch tag := foreignTag(&v); {
+				case tag != nil:
+					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(tag.Tag))
 				case !known && v.Kind == yaml.MappingNode:
 					if err = yamlError(v.Decode(&sub)); err == nil {
 						read(field+".", sub)
 					}
-				case !known || field == "" || strings.Contains(key, "."):
+				case !known || strings.Contains(key, "."):
 					bad("unknown field %q (keys never go in this file: api_key_file names a file holding one)", redact.Readable(field))
+				case isMap:
+					err = m.decode(v, filepath.Dir(path))
 				case v.Kind != yaml.ScalarNode:
 					err = errors.New("want a single value, not a list or a map")
 				default:
@@ -129,25 +131,27 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			}
 		}
 		read("", given)
-		if _, ok := given["tls_config"]; ok { // its files are the file's directory's, not the flags'
-			s.TLS.SetDirectory(filepath.Dir(path))
-		}
-		if given["api_url"].Value == "" { // not s.APIURL: one refused is not missing
-			bad("api_url is required: this target's base address, such as https://api.example.com")
-		}
-		if given["api_key_file"].Value == "" {
-			bad("api_key_file is required: a file holding this target's API key (keys never go in this file)")
-		} else {
+		if s.KeyFile != "" {
 			s.KeyFile = commonconfig.JoinDir(filepath.Dir(path), s.KeyFile)
-			s.Key, s.KeyFrom = FileKey(s.KeyFile), "file "+redact.Readable(s.KeyFile)
-			if _, err := s.Key(); err != nil {
+			if s.Key, s.KeyFrom, err = KeySource(s.KeyFile); err != nil {
 				bad("api_key_file: %v", err)
 			}
 		}
-		problems = append(problems, s.Validate(where+": ", func(st Setting) string { return named(st.Field, st.Value.String()) })...)
+		problems = append(problems, s.Validate(where, func(st Setting) string { return named(st.Field, st.Value.String()) })...)
 		out = append(out, Named{Name: name, Settings: s})
 	}
 	return out, errors.Join(problems...) // out is not to be used with problems
+}
+
+// foreignTag is the first node under n with a tag YAML does not define
+// (!vault), which the file refuses rather than read as text.
+func foreignTag(n *yaml.Node) *yaml.Node {
+	for nodes := []*yaml.Node{n}; len(nodes) > 0; nodes = append(nodes[1:], nodes[0].Content...) {
+		if strings.HasPrefix(nodes[0].Tag, "!") && !strings.HasPrefix(nodes[0].Tag, "!!") {
+			return nodes[0]
+		}
+	}
+	return nil
 }
 
 // yamlError is a YAML error as a message shows it: without the Go types
@@ -162,25 +166,14 @@ func yamlError(err error) error {
 
 var goType = regexp.MustCompile(` (in type|into) [^;]*`)
 
-// tagged says whether n carries a tag YAML does not define (!vault), which
-// the file refuses rather than read as text: a value is read as written.
-func tagged(n yaml.Node) bool {
-	return strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!")
-}
-
 // named is a field with its value, if any, as a message shows them.
-func named(field, value string) string {
-	if value == "" {
-		return field
-	}
-	return field + " " + Quote(value)
-}
+func named(field, value string) string { return strings.TrimSuffix(field+" "+Quote(value), ` ""`) }
 
 // readFile reads a regular file of at most limit bytes. Anything else is
 // refused unread: a FIFO or a device would block for ever (opened without
 // blocking, to be refused), a huge file cost its size in memory.
 func readFile(path string, limit int64) ([]byte, error) {
-	shown := redact.Readable(path)                                 // a key pasted where its file's path belongs is not shown
+	shown := "file " + redact.Readable(path)                       // a key pasted where its file's path belongs is not shown
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) //nolint:gosec // G304: the operator's own files
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, errors.Unwrap(err)) // not "open": a file not there
@@ -196,28 +189,52 @@ func readFile(path string, limit int64) ([]byte, error) {
 	return b, err
 }
 
-// FileKey reads the key from path on every request, surrounding whitespace
-// trimmed, so that a rotated key is used without a restart. An empty or
-// short key is an error, rather than a 401 that hints at the wrong thing.
-func FileKey(path string) func() (string, error) {
-	return func() (string, error) {
-		b, err := readFile(path, MaxKeyBytes)
-		if err != nil {
-			return "", fmt.Errorf("API key file %w", err)
+// KeySource is the key's source, where it reads (for the log, never the
+// key) and whether it reads now: the file at path, read on every request
+// so that a rotated key is used without a restart, or without a path the
+// KeyEnv variable; whitespace around it trimmed. A key too short to be
+// redacted without garbling the log is refused (an empty one too), rather
+// than a 401 that hints at the wrong thing.
+func KeySource(path string) (key func() (string, error), from string, err error) {
+	from = "environment variable " + KeyEnv
+	if path != "" {
+		from = "file " + redact.Readable(path)
+	}
+	key = func() (string, error) {
+		b, err := []byte(os.Getenv(KeyEnv)), error(nil)
+		if path != "" {
+			b, err = readFile(path, MaxKeyBytes)
 		}
 		key := strings.TrimSpace(string(b))
-		return key, CheckKey(key, "API key file "+redact.Readable(path))
+		if err == nil && len(key) < redact.MinKeyLength {
+			err = fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), redact.MinKeyLength)
+		}
+		return key, err
 	}
+	_, err = key()
+	return key, from, err
 }
 
-// CheckKey refuses a key too short to be redacted from the log without
-// garbling it.
-func CheckKey(key, from string) error {
-	switch {
-	case key == "":
-		return fmt.Errorf("%s is empty", from)
-	case len(key) < redact.MinKeyLength:
-		return fmt.Errorf("%s holds a key of %d characters: want at least %d (a key that short could not be told from ordinary text)", from, len(key), redact.MinKeyLength)
+// tlsValue is prometheus/common's tls_config, unknown fields refused; it
+// replaces the flags' TLS settings whole.
+type tlsValue struct{ p *commonconfig.TLSConfig }
+
+func (tlsValue) Set(string) error { return errors.New("want a map, such as {ca_file: ca.pem}") }
+func (tlsValue) String() string   { return "" }
+
+// decode reads n, its files relative to dir (the targets' file's).
+func (v tlsValue) decode(n yaml.Node, dir string) error {
+	var c struct {
+		TLS     commonconfig.TLSConfig `yaml:",inline"`
+		Unknown map[string]yaml.Node   `yaml:",inline"`
 	}
-	return nil
+	err := n.Decode(&c)
+	for f := range c.Unknown {
+		err = cmp.Or(err, fmt.Errorf("unknown field %q", redact.Readable(f)))
+	}
+	if err = cmp.Or(yamlError(err), c.TLS.Validate()); err == nil {
+		c.TLS.SetDirectory(dir)
+		*v.p = c.TLS
+	}
+	return err
 }

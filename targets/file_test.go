@@ -41,7 +41,7 @@ func declared(t *testing.T) targets.Settings {
 	t.Helper()
 	var s targets.Settings
 	for _, st := range s.List() {
-		if err := st.Value.Set(st.Default); st.Flag != "" && err != nil {
+		if err := st.Value.Set(st.Default); st.Default != "" && err != nil {
 			t.Fatalf("--%s: its default %q: %v", st.Flag, st.Default, err)
 		}
 	}
@@ -162,11 +162,11 @@ targets:
 	for _, want := range []string{
 		`targets[1] (prod): name "prod" is also targets[0]'s`,
 		`targets[1] (prod): api_url "api.example.com": want the API's base address: http:// or https:// and a host, such as https://api.example.com`,
-		"targets[1] (prod): api_key_file: API key file " + filepath.Join(dir, "missing.key") + ": no such file or directory",
+		"targets[1] (prod): api_key_file: file " + filepath.Join(dir, "missing.key") + ": no such file or directory",
 		"targets[2]: name is required",
 		`targets[3] (bad name): name "bad name": want letters, digits`,
 		"targets[3] (bad name): api_url is required",
-		"targets[3] (bad name): api_key_file: API key file " + filepath.Join(dir, "empty.key") + " is empty",
+		"targets[3] (bad name): api_key_file: file " + filepath.Join(dir, "empty.key") + " holds a key of 0 characters",
 		`targets[3] (bad name): max_pages "0": want at least 1`,
 		`targets[3] (bad name): page_size_param and page_size "5" go together`,
 		`targets[3] (bad name): unknown field "collectors.sumary"`,
@@ -239,11 +239,11 @@ targets:
 `)
 	_, err := targets.Load(path, defaults())
 	for _, want := range []string{
-		"targets[0] (fifo): api_key_file: API key file " + fifo + " is not a regular file",
-		"targets[1] (device): api_key_file: API key file /dev/zero is not a regular file",
-		"targets[2] (directory): api_key_file: API key file " + dir + " is not a regular file",
-		fmt.Sprintf("targets[3] (big): api_key_file: API key file %s holds more than %d bytes", big, targets.MaxKeyBytes),
-		fmt.Sprintf("targets[4] (short): api_key_file: API key file %s holds a key of 3 characters: want at least %d", filepath.Join(dir, "short.key"), redact.MinKeyLength),
+		"targets[0] (fifo): api_key_file: file " + fifo + " is not a regular file",
+		"targets[1] (device): api_key_file: file /dev/zero is not a regular file",
+		"targets[2] (directory): api_key_file: file " + dir + " is not a regular file",
+		fmt.Sprintf("targets[3] (big): api_key_file: file %s holds more than %d bytes", big, targets.MaxKeyBytes),
+		fmt.Sprintf("targets[4] (short): api_key_file: file %s holds a key of 3 characters: want at least %d", filepath.Join(dir, "short.key"), redact.MinKeyLength),
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)

@@ -386,7 +386,7 @@ func TestAFailedReloadNeverShowsAKey(t *testing.T) {
 	for name, tc := range map[string]struct{ yaml, want string }{
 		"in the file": {fmt.Sprintf("targets:\n  - {name: a, api_url: https://a.example.com, api_key_file: %[1]s}\n"+
 			"  - {name: %[1]s, api_url: \"https://user:%[1]s@a.example.com/?q\", api_key_file: prod.key, %[1]s: 1, timeout: %[1]s, tls_config: {min_version: %[1]s}}\n", key),
-			"targets[0] (a): api_key_file: API key file <withheld: "},
+			"targets[0] (a): api_key_file: file <withheld: "},
 		"in a build": {string(good) + "    tls_config: {ca_file: " + key + "}\n", "targets[0] (prod): tls_config: <withheld: "},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -7,6 +7,7 @@
 package targets
 
 import (
+	"flag"
 	"fmt"
 	"reflect"
 	"slices"
@@ -22,75 +23,70 @@ import (
 )
 
 // Settings are everything one target is built from, each declared once:
-// its field here, named in the targets' file by its yaml tag, and its flag,
-// default, kind and help in List, from which everything else follows.
+// its field here, and its name in the targets' file, flag, default, kind
+// and help in List, from which everything else follows.
 type Settings struct {
-	APIURL           string                 `yaml:"api_url"`
-	KeyFile          string                 `yaml:"api_key_file"` // read on every request, so a rotated key is used without a restart
-	Timeout          time.Duration          `yaml:"timeout"`
-	CursorParam      string                 `yaml:"cursor_param"`
-	PageSizeParam    string                 `yaml:"page_size_param"`
-	PageSize         int                    `yaml:"page_size"`
-	MaxPages         int                    `yaml:"max_pages"`
-	MaxResponseBytes units.Base2Bytes       `yaml:"max_response_bytes"`
-	MaxDocumentBytes units.Base2Bytes       `yaml:"max_document_bytes"`
-	TLS              commonconfig.TLSConfig `yaml:"tls_config"`
-	Collectors       map[string]bool        `yaml:"collectors"` // by endpoint group; a group not listed is on
-	HTTPCache        bool                   `yaml:"http_cache"`
-	SummaryRefresh   time.Duration          `yaml:"summary_refresh_interval"`
-	CacheTTL         time.Duration          `yaml:"cache_ttl"`
-	MaxLabelValues   int                    `yaml:"max_label_values"`
-	MaxSeries        int                    `yaml:"max_series"`
-	GridDegrees      float64                `yaml:"grid_degrees"`
+	APIURL           string
+	KeyFile          string // read on every request, so a rotated key is used without a restart
+	Timeout          time.Duration
+	CursorParam      string
+	PageSizeParam    string
+	PageSize         int
+	MaxPages         int
+	MaxResponseBytes units.Base2Bytes
+	MaxDocumentBytes units.Base2Bytes
+	TLS              commonconfig.TLSConfig
+	Collectors       map[string]bool // by endpoint group; a group not listed is on
+	HTTPCache        bool
+	SummaryRefresh   time.Duration
+	CacheTTL         time.Duration
+	MaxLabelValues   int
+	MaxSeries        int
+	GridDegrees      float64
 
 	// Key is the key's source, KeyFrom says where it reads, for the log.
 	// Neither is a setting of the file.
-	Key     func() (string, error) `yaml:"-"`
-	KeyFrom string                 `yaml:"-"`
+	Key     func() (string, error)
+	KeyFrom string
 }
 
 // Setting is one setting of a target, bound to one Settings. Field is its
 // name in the file (a.b: b of the map a), "" for a flag of a part of one
 // (--api.tls.ca-file); Flag is "" for a field without a flag of its own.
+// Value reads a flag's, a variable's or the file's text, refusing what
+// cannot work, saying why.
 type Setting struct {
 	Field, Flag, Default, Help string
-	Value                      Value
+	Value                      flag.Value
 }
 
 // List declares every setting of a target, bound to s. Adding a setting
 // is a field of Settings, a line here and the code that uses it.
 func (s *Settings) List() []Setting {
 	list := []Setting{
-		{Flag: "api.url", Help: "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", Value: text(&s.APIURL, checkAPIURL)},
-		{Flag: "api.key-file", Help: "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", Value: text(&s.KeyFile, nil)},
-		{Flag: "api.timeout", Default: "10s", Help: "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", Value: Duration(&s.Timeout, 1, "a positive duration, such as 10s")},
-		{Flag: "api.cursor-param", Default: "cursor", Help: "Query parameter that passes next_cursor back (the spec leaves it open).", Value: text(&s.CursorParam, notEmpty)},
-		{Flag: "api.page-size-param", Help: "Query parameter that sets the page size; off when empty.", Value: text(&s.PageSizeParam, nil)},
-		{Flag: "api.page-size", Default: "0", Help: "Page size to request with --api.page-size-param; 0 is off.", Value: Integer(&s.PageSize, 0, "0 (off) or a positive number")},
-		{Flag: "api.max-pages", Default: "10", Help: "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.", Value: Integer(&s.MaxPages, 1, "at least 1")},
-		{Flag: "api.max-response-bytes", Default: "16MiB", Help: "Largest body of one page of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.PageLimit }) + ", after gzip is undone; a larger one fails its endpoint.", Value: size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
-		{Flag: "api.max-document-bytes", Default: "1MiB", Help: "Largest body of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.DocumentLimit }) + ", after gzip is undone; a larger one fails its endpoint.", Value: size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
-		{Help: "TLS to the API, as prometheus/common's tls_config (ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version); replaces the flags' TLS settings whole.", Value: tlsValue{&s.TLS}},
+		{Field: "api_url", Flag: "api.url", Help: "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", Value: text(&s.APIURL, func(u string) error { _, err := parseAPIURL(u); return err })},
+		{Field: "api_key_file", Flag: "api.key-file", Help: "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", Value: text(&s.KeyFile, nil)},
+		{Field: "timeout", Flag: "api.timeout", Default: "10s", Help: "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", Value: Duration(&s.Timeout, 1, "a positive duration, such as 10s")},
+		{Field: "cursor_param", Flag: "api.cursor-param", Default: "cursor", Help: "Query parameter that passes next_cursor back (the spec leaves it open).", Value: text(&s.CursorParam, notEmpty)},
+		{Field: "page_size_param", Flag: "api.page-size-param", Help: "Query parameter that sets the page size; off when empty.", Value: text(&s.PageSizeParam, nil)},
+		{Field: "page_size", Flag: "api.page-size", Default: "0", Help: "Page size to request with --api.page-size-param; 0 is off.", Value: Integer(&s.PageSize, 0, "0 (off) or a positive number")},
+		{Field: "max_pages", Flag: "api.max-pages", Default: "10", Help: "Most pages fetched per paginated endpoint per scrape; more fails the endpoint.", Value: Integer(&s.MaxPages, 1, "at least 1")},
+		{Field: "max_response_bytes", Flag: "api.max-response-bytes", Default: "16MiB", Help: "Largest body of one page of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.PageLimit }) + ", after gzip is undone; a larger one fails its endpoint.", Value: size(&s.MaxResponseBytes, "a positive size, such as 16MiB")},
+		{Field: "max_document_bytes", Flag: "api.max-document-bytes", Default: "1MiB", Help: "Largest body of " + paths(func(e *endpoint.Endpoint) bool { return e.Limit == client.DocumentLimit }) + ", after gzip is undone; a larger one fails its endpoint.", Value: size(&s.MaxDocumentBytes, "a positive size, such as 1MiB")},
+		{Field: "tls_config", Help: "TLS to the API, as prometheus/common's tls_config (ca_file, cert_file, key_file, server_name, insecure_skip_verify, min_version); replaces the flags' TLS settings whole.", Value: tlsValue{&s.TLS}},
 		{Flag: "api.tls.ca-file", Help: "CA certificate file to verify the API's TLS certificate with, instead of the system's roots.", Value: text(&s.TLS.CAFile, nil)},
 		{Flag: "api.tls.cert-file", Help: "Client certificate file for mutual TLS with the API (with --api.tls.key-file).", Value: text(&s.TLS.CertFile, nil)},
 		{Flag: "api.tls.key-file", Help: "Client private key file for mutual TLS with the API (with --api.tls.cert-file).", Value: text(&s.TLS.KeyFile, nil)},
 		{Flag: "api.tls.insecure-skip-verify", Default: "false", Help: "Do not verify the API's TLS certificate. Anyone on the path can then read the API key; for tests only.", Value: Boolean(&s.TLS.InsecureSkipVerify)},
-		{Flag: "api.http-cache", Default: "true", Help: "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", Value: Boolean(&s.HTTPCache)},
-		{Flag: "api.summary-refresh-interval", Default: model.Duration(endpoint.Summary.Refresh).String(), Help: "The spec refreshes " + paths(func(e *endpoint.Endpoint) bool { return e.Refresh > 0 }) + " this often: an answer with as_of T is not fetched again before T plus this (nor more than this after it was fetched). 0 turns this off.", Value: Duration(&s.SummaryRefresh, 0, "0 (off) or a positive duration, like the spec's "+model.Duration(endpoint.Summary.Refresh).String())},
-		{Flag: "api.cache-ttl", Default: "0s", Help: "How long a finished collection also serves later scrapes; 0 shares only collections in flight.", Value: Duration(&s.CacheTTL, 0, "0 (share only collections in flight) or a positive duration")},
-		{Flag: "collector.max-label-values", Default: fmt.Sprint(endpoint.DefaultMaxLabelValues), Help: "Most series one metric may carry per endpoint and scrape when its labels come from upstream data: " + endpoint.Kept() + ". Within --collector.max-series.", Value: Integer(&s.MaxLabelValues, 1, "at least 1")},
-		{Flag: "collector.max-series", Default: fmt.Sprint(endpoint.DefaultMaxSeries), Help: "Most series of the API's data one scrape of the target exports: those whose labels come from upstream data share what the others (a few dozen) leave, each an equal share, one needing less leaving the rest to the others; what is left out is counted in global_stability_label_values_dropped.", Value: Integer(&s.MaxSeries, 1, "at least 1")},
-		{Flag: "collector.conflict.grid-degrees", Default: fmt.Sprint(endpoint.DefaultGridDegrees), Help: "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", Value: degrees(&s.GridDegrees)},
+		{Field: "http_cache", Flag: "api.http-cache", Default: "true", Help: "Honour the API's caching headers: reuse an answer while its Cache-Control or Expires says it is fresh, and ask with its ETag or Last-Modified whether it changed (304 Not Modified). --no-api.http-cache downloads every body on every collection.", Value: Boolean(&s.HTTPCache)},
+		{Field: "summary_refresh_interval", Flag: "api.summary-refresh-interval", Default: model.Duration(endpoint.Summary.Refresh).String(), Help: "The spec refreshes " + paths(func(e *endpoint.Endpoint) bool { return e.Refresh > 0 }) + " this often: an answer with as_of T is not fetched again before T plus this (nor more than this after it was fetched). 0 turns this off.", Value: Duration(&s.SummaryRefresh, 0, "0 (off) or a positive duration, like the spec's "+model.Duration(endpoint.Summary.Refresh).String())},
+		{Field: "cache_ttl", Flag: "api.cache-ttl", Default: "0s", Help: "How long a finished collection also serves later scrapes; 0 shares only collections in flight.", Value: Duration(&s.CacheTTL, 0, "0 (share only collections in flight) or a positive duration")},
+		{Field: "max_label_values", Flag: "collector.max-label-values", Default: fmt.Sprint(endpoint.DefaultMaxLabelValues), Help: "Most series one metric may carry per endpoint and scrape when its labels come from upstream data: " + endpoint.Kept() + ". Within --collector.max-series.", Value: Integer(&s.MaxLabelValues, 1, "at least 1")},
+		{Field: "max_series", Flag: "collector.max-series", Default: fmt.Sprint(endpoint.DefaultMaxSeries), Help: "Most series of the API's data one scrape of the target exports: those whose labels come from upstream data share what the others (a few dozen) leave, each an equal share, one needing less leaving the rest to the others; what is left out is counted in global_stability_label_values_dropped.", Value: Integer(&s.MaxSeries, 1, "at least 1")},
+		{Field: "grid_degrees", Flag: "collector.conflict.grid-degrees", Default: fmt.Sprint(endpoint.DefaultGridDegrees), Help: "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", Value: degrees(&s.GridDegrees)},
 	}
 	for _, g := range groups() {
 		list = append(list, Setting{Field: "collectors." + g, Flag: "collector." + g, Default: "true", Help: "Collect " + paths(func(e *endpoint.Endpoint) bool { return e.Group == g }) + ".", Value: collectorFlag{s, g}})
-	}
-	for i, st := range list { // a setting's field in the file is its field's yaml tag
-		for f, v := range reflect.ValueOf(s).Elem().Fields() {
-			if p, ok := st.Value.(interface{ field() any }); ok && v.Addr().Interface() == p.field() {
-				list[i].Field = f.Tag.Get("yaml")
-			}
-		}
 	}
 	return list
 }

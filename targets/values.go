@@ -4,26 +4,19 @@ package targets
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/units"
-	commonconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
-
-// Value is a setting's value inside one Settings: Set reads a flag's, a
-// variable's or the file's text, refusing what cannot work, saying why.
-type Value interface {
-	Set(text string) error
-	String() string
-}
 
 // kind is a value of type T at p, read by parse, its kind's one reader of
 // text whoever gives it (Load hands it the file's text as written, never
@@ -52,55 +45,51 @@ func (k kind[T]) String() string { return fmt.Sprint(*k.p) }
 // IsBoolFlag tells kingpin that a boolean flag needs no value.
 func (k kind[T]) IsBoolFlag() bool { _, ok := any(k.p).(*bool); return ok }
 
-// field is what the value sets, for List to name its field.
-func (k kind[T]) field() any { return k.p }
-
 // Integer reads a whole number in decimal: 020 is twenty; 0x10, 1_000,
 // 5.0 and 1e3 are refused.
-func Integer(p *int, least int, want string) Value {
-	return kind[int]{p, strconv.Atoi, "a whole number, such as 10", atLeast(least, want)}
+func Integer(p *int, least int, want string) flag.Value {
+	return kind[int]{p, strconv.Atoi, "a whole number, such as 10", within(least, math.MaxInt, want)}
 }
 
 // Duration reads a duration with its unit, as Go (1m30s) or Prometheus
 // (1d) writes one.
-func Duration(p *time.Duration, least time.Duration, want string) Value {
+func Duration(p *time.Duration, least time.Duration, want string) flag.Value {
 	return kind[time.Duration]{p, func(s string) (time.Duration, error) {
 		d, err := model.ParseDuration(s)
 		if goDuration, goErr := time.ParseDuration(s); goErr == nil {
 			return goDuration, nil
 		}
 		return time.Duration(d), err
-	}, "a duration with a unit, such as 10s or 1m30s", atLeast(least, want)}
+	}, "a duration with a unit, such as 10s or 1m30s", within(least, math.MaxInt64, want)}
 }
 
-func size(p *units.Base2Bytes, want string) Value {
-	return kind[units.Base2Bytes]{p, units.ParseBase2Bytes, "a size with a unit, such as 16MiB or 512KiB", atLeast[units.Base2Bytes](1, want)}
-}
-
-func atLeast[T int | time.Duration | units.Base2Bytes](least T, want string) func(T) error {
-	return func(v T) error {
-		if v < least {
-			return errors.New("want " + want)
-		}
-		return nil
-	}
+func size(p *units.Base2Bytes, want string) flag.Value {
+	return kind[units.Base2Bytes]{p, units.ParseBase2Bytes, "a size with a unit, such as 16MiB or 512KiB", within[units.Base2Bytes](1, math.MaxInt64, want)}
 }
 
 // Boolean reads true or false as Go does (strconv.ParseBool: 1 and 0, t
 // and f too), as kingpin reads the toolkit's boolean flags.
-func Boolean(p *bool) Value { return kind[bool]{p: p, parse: strconv.ParseBool, what: "true or false"} }
+func Boolean(p *bool) flag.Value {
+	return kind[bool]{p: p, parse: strconv.ParseBool, what: "true or false"}
+}
 
-func degrees(p *float64) Value {
-	return kind[float64]{p, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "a number of degrees, such as 5", func(g float64) error {
-		if !(g >= 1 && g <= 90) { // written so that NaN fails too
-			return errors.New("want a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)")
+func degrees(p *float64) flag.Value {
+	return kind[float64]{p, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "a number of degrees, such as 5",
+		within(1.0, 90, "a cell size from 1 to 90 degrees (below 1°, the cells on Earth would be too many to count in bounded memory)")}
+}
+
+// within refuses a value below least or above most, and NaN.
+func within[T int | float64 | time.Duration | units.Base2Bytes](least, most T, want string) func(T) error {
+	return func(v T) error {
+		if v >= least && v <= most { // NaN is neither
+			return nil
 		}
-		return nil
-	}}
+		return errors.New("want " + want)
+	}
 }
 
 // text is a name, a path or a URL, as written.
-func text(p *string, check func(string) error) Value {
+func text(p *string, check func(string) error) flag.Value {
 	return kind[string]{p, func(s string) (string, error) { return s, nil }, "", check}
 }
 
@@ -111,16 +100,6 @@ func notEmpty(s string) error {
 	return nil
 }
 
-// checkAPIURL checks a base address as New reads it; whether one is
-// required is the caller's to say.
-func checkAPIURL(raw string) error {
-	if raw == "" {
-		return nil
-	}
-	_, err := parseAPIURL(raw)
-	return err
-}
-
 // collectorFlag is one --collector.<group> flag, and that group in the
 // file's collectors map.
 type collectorFlag struct {
@@ -128,9 +107,9 @@ type collectorFlag struct {
 	group string
 }
 
-func (v collectorFlag) Set(s string) error {
+func (v collectorFlag) Set(text string) error {
 	var on bool
-	err := Boolean(&on).Set(s)
+	err := Boolean(&on).Set(text)
 	if v.s.Collectors == nil {
 		v.s.Collectors = map[string]bool{}
 	}
@@ -140,37 +119,6 @@ func (v collectorFlag) Set(s string) error {
 
 func (v collectorFlag) String() string   { return strconv.FormatBool(v.s.Collectors[v.group]) }
 func (v collectorFlag) IsBoolFlag() bool { return true }
-
-// tlsValue is prometheus/common's tls_config, read as Prometheus reads it:
-// it replaces the flags' TLS settings whole.
-type tlsValue struct{ p *commonconfig.TLSConfig }
-
-func (tlsValue) Set(string) error { return errors.New("want a map, such as {ca_file: ca.pem}") }
-func (tlsValue) String() string   { return "" }
-func (v tlsValue) field() any     { return v.p }
-
-func (v tlsValue) decode(n yaml.Node) error {
-	var c struct {
-		TLS     commonconfig.TLSConfig `yaml:",inline"`
-		Unknown map[string]yaml.Node   `yaml:",inline"` // refused, not ignored
-	}
-	if err := n.Decode(&c); err != nil {
-		return yamlError(err)
-	}
-	for _, f := range n.Content {
-		if tagged(*f) {
-			return fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(f.Tag))
-		}
-	}
-	for f := range c.Unknown {
-		return fmt.Errorf("unknown field %q", redact.Readable(f))
-	}
-	if err := c.TLS.Validate(); err != nil {
-		return err
-	}
-	*v.p = c.TLS
-	return nil
-}
 
 // parseAPIURL reads a base address, leaving a trailing /v1 to New.
 func parseAPIURL(raw string) (*url.URL, error) {
