@@ -149,14 +149,19 @@ func (f Cells) metrics() []*Metric { return []*Metric{f.Count, f.Max} }
 func (f Cells) start(l *List, c Config) folding {
 	lat, lon, value, size := l.itemIndex(f.Lat), l.itemIndex(f.Lon), l.itemIndex(f.Value), c.GridDegrees
 	type stats struct {
+		at    cell
 		count int
 		max   float64
 	}
 	// Each cell's stats by their index in all: no allocation per cell.
 	cells, all, top := make(map[cell]int, 1024), []stats{}, int32(math.Ceil(90/size))-1
+	centres := map[int32]string{} // a row's or a column's, formatted once, not once a cell
 	centre := func(idx int32) string {
-		// Rounded so that 0.1° cells read "0.15", not "0.15000000000000002".
-		return strconv.FormatFloat(math.Round((float64(idx)+0.5)*size*1e6)/1e6, 'f', -1, 64)
+		if _, ok := centres[idx]; !ok {
+			// Rounded so that 0.1° cells read "0.15", not "0.15000000000000002".
+			centres[idx] = strconv.FormatFloat(math.Round((float64(idx)+0.5)*size*1e6)/1e6, 'f', -1, 64)
+		}
+		return centres[idx]
 	}
 	return folding{func(item []fieldState) {
 		x, v := item[lon].v.Num, item[value].v.Num
@@ -166,18 +171,25 @@ func (f Cells) start(l *List, c Config) folding {
 		k := cell{lat: min(int32(math.Floor(item[lat].v.Num/size)), top), lon: int32(math.Floor(x / size))}
 		i, ok := cells[k]
 		if !ok {
-			i, cells[k], all = len(all), len(all), append(all, stats{max: v})
+			i, cells[k], all = len(all), len(all), append(all, stats{at: k, max: v})
 		}
 		all[i].count, all[i].max = all[i].count+1, math.Max(all[i].max, v)
 	}, func(r *Result, labels map[string]string) {
-		kept := busiest(cells, func(i int) int { return all[i].count }, c.MaxLabelValues, func(a, b cell) int { return cmp.Or(cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon)) })
-		for _, k := range kept {
-			at := map[string]string{"lat": centre(k.lat), "lon": centre(k.lon)}
-			r.sample(f.Count, float64(all[cells[k]].count), labels, at)
-			r.sample(f.Max, all[cells[k]].max, labels, at)
+		kept := all // in the order met: sorting a thousand cells cost as much as reading their events
+		if len(all) > c.MaxLabelValues {
+			kept = nil
+			for _, k := range busiest(cells, func(i int) int { return all[i].count }, c.MaxLabelValues, func(a, b cell) int { return cmp.Or(cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon)) }) {
+				kept = append(kept, all[cells[k]])
+			}
 		}
-		r.drop(f.Count, len(cells)-len(kept))
-		r.drop(f.Max, len(cells)-len(kept))
+		at := map[string]string{} // a cell's labels, copied by sample
+		for _, st := range kept {
+			at["lat"], at["lon"] = centre(st.at.lat), centre(st.at.lon)
+			r.sample(f.Count, float64(st.count), labels, at)
+			r.sample(f.Max, st.max, labels, at)
+		}
+		r.drop(f.Count, len(all)-len(kept))
+		r.drop(f.Max, len(all)-len(kept))
 	}}
 }
 
