@@ -5,6 +5,7 @@ package handler_test
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -84,7 +85,7 @@ func families(t *testing.T, w *sent) map[string]bool {
 	names := map[string]bool{}
 	for {
 		fam := &dto.MetricFamily{}
-		if err := dec.Decode(fam); err == io.EOF {
+		if err := dec.Decode(fam); errors.Is(err, io.EOF) {
 			return names
 		} else if err != nil {
 			t.Fatalf("%s, %s: %v", w.Header().Get("Content-Type"), w.Header().Get("Content-Encoding"), err)
