@@ -4,7 +4,6 @@ package endpoint
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"strconv"
@@ -240,18 +239,12 @@ func ParseTimestamp(s string) (time.Time, error) {
 // its bytes are then the text (special8 marks a backslash; a quote or a
 // control byte cannot be in a valid string token).
 func plainASCII(b []byte) bool {
-	word := func(x uint64) bool { return special8(x)|x&0x8080808080808080 == 0 }
-	if len(b) < 8 {
-		var w [8]byte // the bytes past b count as plain
-		copy(w[:], b)
-		return word(binary.LittleEndian.Uint64(w[:]) | 0x2020202020202020&^(1<<(8*len(b))-1))
-	}
-	for i := 0; i < len(b)-8; i += 8 {
-		if !word(binary.LittleEndian.Uint64(b[i:])) {
+	for _, c := range b {
+		if c >= 0x80 || c == '\\' {
 			return false
 		}
 	}
-	return word(binary.LittleEndian.Uint64(b[len(b)-8:])) // the last eight, read again in part
+	return true
 }
 
 // utcTimestamp reads the form the API sends, 2006-01-02T15:04:05Z with up
@@ -270,39 +263,14 @@ func utcTimestamp[S string | []byte](s S) (time.Time, bool) {
 		return int(a)*10 + int(b)
 	}
 	y, mo, d, h, mi, sec := two(0)*100+two(2), two(5), two(8), two(11), two(14), two(17)
-	frac := 0
-	if n > 20 {
-		frac = digits(s, 20, n-1) * int(exact10[30-n])
+	frac := 0 // nanoseconds
+	for i := 20; i < n-1; i++ {
+		notDigits, frac = notDigits || s[i]-'0' > 9, frac*10+int(s[i]-'0')
 	}
-	if notDigits || y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) || h > 23 || mi > 59 || sec > 59 || frac < 0 {
-		return time.Time{}, false
+	frac *= int(exact10[min(30-n, 9)])
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, frac, time.UTC)
+	if notDigits || y < 1 || mo < 1 || mo > 12 || d < 1 || t.Day() != d || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false // t.Day() differs for a day past its month's end, moved into the next
 	}
-	// Days since 1970 from a civil date (Howard Hinnant's days_from_civil,
-	// with years from March so that a leap day ends its year).
-	if mo <= 2 {
-		y--
-	}
-	doy := (153*((mo+9)%12)+2)/5 + d - 1
-	days := y/400*146097 + y%400*365 + y%400/4 - y%400/100 + doy - 719468
-	return time.Unix(int64(days)*86400+int64(h*3600+mi*60+sec), int64(frac)).UTC(), true
-}
-
-// digits is the number s[i:j] spells in decimal digits, or -1.
-func digits[S string | []byte](s S, i, j int) int {
-	n := 0
-	for ; i < j; i++ {
-		if s[i]-'0' > 9 {
-			return -1
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n
-}
-
-// daysIn is the number of days of month mo of year y.
-func daysIn(mo, y int) int {
-	if mo == 2 {
-		return 28 + btoi(y%4 == 0 && (y%100 != 0 || y%400 == 0))
-	}
-	return 30 + (mo+mo/8)%2
+	return t, true
 }

@@ -80,17 +80,7 @@ func syntax(format string, a ...any) error {
 }
 
 // peek returns the next byte but whitespace, unconsumed; 0 at the end.
-// Inlined for the usual case, a token right after the last.
 func (s *scanner) peek() (byte, error) {
-	if s.pos < s.end {
-		if c := s.buf[s.pos]; c > ' ' {
-			return c, nil
-		}
-	}
-	return s.peekSlow()
-}
-
-func (s *scanner) peekSlow() (byte, error) {
 	for {
 		for ; s.pos < s.end; s.pos++ {
 			switch c := s.buf[s.pos]; c {

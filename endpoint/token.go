@@ -22,10 +22,6 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
-// plain8 reports whether eight bytes are all plain: a long string is
-// skipped eight bytes a step.
-func plain8(x uint64) bool { return special8(x) == 0 }
-
 // special8 marks with its high bit each byte of x that is not plain (Bit
 // Twiddling Hacks' haszero and hasless): the lowest mark is exact, as a
 // borrow only carries upwards, so it finds where a string's run ends.
@@ -35,7 +31,8 @@ func special8(x uint64) uint64 {
 	return ((quote-ones)&^quote | (backslash-ones)&^backslash | (x-ones*0x20)&^x) & highs
 }
 
-// plainRun is the length of b's leading run of plain bytes.
+// plainRun is the length of b's leading run of plain bytes: a long string
+// is skipped eight bytes a step.
 func plainRun(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
@@ -68,18 +65,7 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	copied := false      // the token is in s.tok
 	s.pos++
 	for {
-		b, i := s.buf[:s.end], s.pos
-		short := min(i+16, len(b))
-		for i < short && plain[b[i]] {
-			i++
-		}
-		if i == short { // a long string: eight bytes a step
-			for ; i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])); i += 8 {
-			}
-			for i < len(b) && plain[b[i]] {
-				i++
-			}
-		}
+		b, i := s.buf[:s.end], s.pos+plainRun(s.buf[s.pos:s.end])
 		n += i - s.pos
 		s.pos = i
 		if keep && n > s.maxToken {
@@ -150,14 +136,19 @@ func (s *scanner) escape(keep bool) (int, error) {
 
 // number scans the number at s.pos; with keep, it returns its raw token, cut.
 func (s *scanner) number(keep bool) (jsontext.Value, error) {
-	s.tok = s.tok[:0]
 	// The usual number, digits and a fraction ended inside the window:
-	// the grammar's table below cost 200 instructions a number (BenchmarkReadPage).
+	// the grammar's table cost 200 instructions a number (BenchmarkReadPage).
 	if end, ok := shortNumber(s.buf[s.pos:s.end]); ok && end <= s.maxToken {
 		start := s.pos
 		s.pos += end
 		return s.buf[start:s.pos:s.pos], nil
 	}
+	return s.anyNumber(keep)
+}
+
+// anyNumber is number by the grammar's table, across refills of the window.
+func (s *scanner) anyNumber(keep bool) (jsontext.Value, error) {
+	s.tok = s.tok[:0]
 	start, state := s.pos, numStart
 	for {
 		b, i := s.buf[:s.end], s.pos

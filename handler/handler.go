@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -35,7 +36,7 @@ type Options struct {
 	InFlight    chan struct{} // if set, its capacity bounds the scrapes of every handler sharing it
 	// Renderings, if set, bounds the responses being encoded and compressed
 	// at once by every handler sharing it, each with a compressor of about
-	// 1 MiB: a scrape waits for a place until its deadline.
+	// 1 MiB: a scrape waits for a place until its deadline. Nil: no bound.
 	Renderings chan struct{}
 	Scrapes    prometheus.Counter // if set, counts the scrapes served
 	// DefaultTimeout bounds a scrape without a timeout header; TimeoutOffset
@@ -55,6 +56,9 @@ func NewScrapesCounter(labels ...string) *prometheus.CounterVec {
 // status. It bounds scrapes itself: promhttp's handler is made per request,
 // bound to its deadline, so its MaxRequestsInFlight cannot.
 func New(o Options) http.Handler {
+	if o.Renderings == nil {
+		o.Renderings = make(chan struct{}, math.MaxInt32) // no bound; its places take no memory
+	}
 	opts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, ErrorLog: promhttpLogger{level.Error(o.Logger)}}
 	var last responses // of the last rendering shared whole
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,11 +91,10 @@ func New(o Options) http.Handler {
 		// promhttp encodes and compresses into a buffer, within a place, so
 		// that a slow reader holds none; sent from there.
 		encode := func() *response {
-			release := take(ctx, o.Renderings)
-			if release == nil {
+			if !take(ctx, o.Renderings) {
 				return nil
 			}
-			defer release()
+			defer func() { <-o.Renderings }()
 			resp := &response{header: http.Header{}}
 			promhttp.HandlerFor(gatherer, opts).ServeHTTP(resp, r)
 			return resp
@@ -113,22 +116,18 @@ func New(o Options) http.Handler {
 	})
 }
 
-// take takes a place of places, free now or until ctx ends, and returns
-// what gives it back; nil if none came in time. No places: no bound.
-func take(ctx context.Context, places chan struct{}) (release func()) {
-	if places == nil {
-		return func() {}
-	}
+// take takes a place of places, free now or until ctx ends.
+func take(ctx context.Context, places chan struct{}) bool {
 	select {
 	case places <- struct{}{}: // a scrape whose deadline has passed still takes a free one
-		return func() { <-places }
+		return true
 	default:
 	}
 	select {
 	case places <- struct{}{}:
-		return func() { <-places }
+		return true
 	case <-ctx.Done():
-		return nil
+		return false
 	}
 }
 
@@ -143,41 +142,31 @@ type responses struct {
 }
 
 type sharedResponse struct {
-	done chan struct{}
-	resp *response // nil if its encoding found no place in time
+	turn chan struct{} // held by the scrape encoding it, or finding it encoded
+	resp *response
 }
 
-// get returns rendering's response for key, encoding it if no scrape has.
+// get returns rendering's response for key, encoding it if no scrape has
+// (or none found a place in time).
 func (c *responses) get(ctx context.Context, rendering *collector.Rendering, key string, encode func() *response) *response {
 	c.mu.Lock()
 	if c.rendering != rendering {
 		c.rendering, c.by = rendering, map[string]*sharedResponse{}
 	}
-	s, found := c.by[key]
-	if !found {
-		s = &sharedResponse{done: make(chan struct{})}
+	s := c.by[key]
+	if s == nil {
+		s = &sharedResponse{turn: make(chan struct{}, 1)}
 		c.by[key] = s
 	}
 	c.mu.Unlock()
-	if !found {
-		if s.resp = encode(); s.resp == nil { // the next scrape tries again
-			c.mu.Lock()
-			if c.by[key] == s {
-				delete(c.by, key)
-			}
-			c.mu.Unlock()
-		}
-		close(s.done)
-		return s.resp
+	if !take(ctx, s.turn) {
+		return encode()
 	}
-	select {
-	case <-s.done:
-		if s.resp != nil {
-			return s.resp
-		}
-	case <-ctx.Done():
+	defer func() { <-s.turn }()
+	if s.resp == nil {
+		s.resp = encode()
 	}
-	return encode()
+	return s.resp
 }
 
 // response is a response promhttp wrote, kept to be sent, by one scrape or
