@@ -118,7 +118,7 @@ func volumeRows(dir string, against []string, jsonBin string) ([]row, error) {
 		if err != nil {
 			return nil, err
 		}
-		if floorSeries, err = seriesAt(api, contenders[len(contenders)-3], events); err != nil {
+		if floorSeries, err = seriesAt(api, contenders[len(contenders)-3], events, "--api.max-response-bytes=64MiB"); err != nil {
 			return nil, err
 		}
 		per := make([][]time.Duration, len(contenders))
@@ -133,6 +133,7 @@ func volumeRows(dir string, against []string, jsonBin string) ([]row, error) {
 			}
 		}
 		rows = append(rows, volumeRow(events, floorSeries, contenders, per))
+		fmt.Fprintf(os.Stderr, "bench: %s: %s\n", rows[len(rows)-1].measure, rows[len(rows)-1].result) // a long run's rows as they come
 	}
 	// The failed read: a page of 125,000 events (about 20 MB) at the
 	// default 16 MiB page limit, by the exporters as Prometheus scrapes them.
@@ -213,8 +214,8 @@ func volumeRow(events, series int, contenders []contender, per [][]time.Duration
 }
 
 // seriesAt is how many series c's scrape holds against api.
-func seriesAt(api http.Handler, c contender, events int) (int, error) {
-	_, body, err := runContender(api, c, events, 1)
+func seriesAt(api http.Handler, c contender, events int, args ...string) (int, error) {
+	_, body, err := runContender(api, c, events, 1, args...)
 	n := 0
 	for line := range strings.SplitSeq(body, "\n") {
 		if line != "" && !strings.HasPrefix(line, "#") {
@@ -346,27 +347,29 @@ func writeProfiles(dir string) error {
 			Collections: collector.NewCollections(collector.Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All()}),
 			Gatherer:    own, Logger: log.NewNopLogger(), DefaultTimeout: time.Minute,
 		})
-		scrape := func() error {
+		sizes := map[string]int{} // of the exposition, by Accept-Encoding
+		scrape := func(encoding string) error {
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-			r.Header.Set("Accept-Encoding", "gzip")
+			r.Header.Set("Accept-Encoding", encoding)
 			h.ServeHTTP(w, r)
 			if w.Code != http.StatusOK {
 				return fmt.Errorf("%d events: status %d", events, w.Code)
 			}
+			sizes[encoding] = w.Body.Len()
 			return nil
 		}
 		path := filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", events))
 		f, err := os.Create(path)
 		if err == nil {
-			err = scrape() // warm up
+			err = errors.Join(scrape("identity"), scrape("gzip")) // warm up
 		}
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
 		n := 0
 		for start := time.Now(); time.Since(start) < 5*time.Second && err == nil; n++ {
-			err = scrape()
+			err = scrape("gzip")
 		}
 		pprof.StopCPUProfile()
 		srv.Close()
@@ -377,6 +380,7 @@ func writeProfiles(dir string) error {
 		if err != nil {
 			return err
 		}
+		r.result += fmt.Sprintf("; /metrics %.1f KB gzipped, %.1f KB uncompressed", float64(sizes["gzip"])/1e3, float64(sizes["identity"])/1e3)
 		rows = append(rows, r)
 	}
 	fmt.Print(render(rows))
