@@ -100,7 +100,7 @@ func New(o Options) http.Handler {
 			return resp
 		}
 		var resp *response
-		if shared != nil && o.Gatherer == nil && !r.URL.Query().Has("name[]") {
+		if shared != nil && err == nil && o.Gatherer == nil && !r.URL.Query().Has("name[]") {
 			// promhttp does not export the compression it negotiates: the
 			// header it negotiates from keys it instead.
 			key := string(expfmt.NegotiateAccept(r.Header, expfmt.DefaultAcceptedFormats()...)) + "; " + r.Header.Get("Accept-Encoding")
