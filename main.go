@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -117,7 +118,9 @@ func run(args []string) int {
 
 	// Several targets (a file's, the demo's) carry their names in their
 	// series and log lines.
-	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo}
+	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo,
+		// As many as Go's CPUs: more at once would wait for one, each holding a compressor.
+		Renderings: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if env.Named {
 		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
 	} else {

@@ -33,6 +33,7 @@ import (
 type env struct {
 	simulator, exporter *exec.Cmd
 	addr                string
+	upstream            string // the API's address, when the bench serves it
 }
 
 // waitForListener waits until something answers GET / on addr.
@@ -140,26 +141,23 @@ func (e *env) scrape() (string, error) {
 // scrapeWithTimeout scrapes with Prometheus' timeout header of seconds and
 // returns the exposition, whatever the API did.
 func (e *env) scrapeWithTimeout(seconds int) (string, error) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+e.addr+"/metrics", nil)
+	return e.get("/metrics", seconds, "gzip")
+}
+
+// get GETs path as Prometheus would, with its timeout header of seconds and
+// Accept-Encoding encoding (Prometheus' enable_compression: false sends
+// identity), and returns the body.
+func (e *env) get(path string, seconds int, encoding string) (string, error) {
+	b, gzipped, err := e.fetch(path, seconds, encoding)
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.Itoa(seconds))
-	req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
-	// Ask for gzip explicitly and read the whole body before unzipping, as
-	// Prometheus does: Go's transparent gzip stops reading at the end of the
-	// gzip stream and so would cost the exporter a new connection per scrape.
-	req.Header.Set("Accept-Encoding", "gzip")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return "", err
-	}
-	if resp.Header.Get("Content-Encoding") == "gzip" { // the floor answers plain text
+	return decode(b, gzipped)
+}
+
+// decode is a body of get, unzipped if gzipped.
+func decode(b []byte, gzipped bool) (string, error) {
+	if gzipped { // the floor's one line is plain text
 		zr, err := gzip.NewReader(bytes.NewReader(b))
 		if err != nil {
 			return "", err
@@ -169,6 +167,27 @@ func (e *env) scrapeWithTimeout(seconds int) (string, error) {
 		}
 	}
 	return string(b), nil
+}
+
+// fetch is get's request: the body as sent, and whether it is gzipped.
+func (e *env) fetch(path string, seconds int, encoding string) ([]byte, bool, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+e.addr+path, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.Itoa(seconds))
+	req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+	// Ask for gzip explicitly and read the whole body before unzipping, as
+	// Prometheus does: Go's transparent gzip stops reading at the end of the
+	// gzip stream and so would cost the exporter a new connection per scrape.
+	req.Header.Set("Accept-Encoding", encoding)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, false, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return b, resp.Header.Get("Content-Encoding") == "gzip", err
 }
 
 func (e *env) requestsTotal() (float64, error) {

@@ -6,8 +6,10 @@
 //
 //	go run ./bench                        # print the table
 //	go run ./bench -o bench/RESULTS.md    # also write it, with the machine it ran on
-//	go run ./bench -only 11 -against 6876400   # CPU per collection at 10 to 100,000 events, side by side
-//	go run ./bench -profile /tmp/prof     # CPU profiles of collections at each volume (go tool pprof -top)
+//	go run ./bench -only 11 -against 6876400 -json-exporter ~/go/bin/json_exporter
+//	                                      # CPU per collection at 10 to 100,000 events, side by side
+//	go run ./bench -only 12               # scrapes at once with the store warm: memory, deadlines
+//	go run ./bench -profile /tmp/prof     # CPU profiles of collections at each volume, and where each went
 //
 // What it measures:
 //   - scrape wall time against the longest chain of upstream requests, with
@@ -38,10 +40,11 @@ const benchKey = "bench-key-0123456789"
 
 func main() {
 	out := flag.String("o", "", "also write the results to this file")
-	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load, 9 for the memory of every shape of body, 10 for many targets in one process, 11 for CPU per collection at each volume against -against); 0 runs all")
-	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (groups 7 and 9)")
+	only := flag.Int("only", 0, "run only this group of rows (1-6, 7 for the comparison with -base, 8 for the API's load, 9 for the memory of every shape of body, 10 for many targets in one process, 11 for CPU per collection at each volume against -against, 12 for scrapes at once with the store warm); 0 runs all")
+	base := flag.String("base", "", "also measure the exporter built at this commit, side by side (groups 6, 7, 9 and 12)")
 	against := flag.String("against", "", "commits to measure side by side with this tree and the floor in group 11, comma-separated")
-	profiles := flag.String("profile", "", "write a CPU profile of collections at each volume of group 11 into this directory (cpu-<events>.pprof), and nothing else")
+	profiles := flag.String("profile", "", "write a CPU profile of collections at each volume of group 11 into this directory (cpu-<events>.pprof), print where each went, and nothing else")
+	jsonBin := flag.String("json-exporter", "", "also measure this json_exporter binary in group 11 (go install github.com/prometheus-community/json_exporter@v0.7.0)")
 	flag.Parse()
 	if *profiles != "" {
 		if err := writeProfiles(*profiles); err != nil {
@@ -54,7 +57,7 @@ func main() {
 	if *against != "" {
 		commits = strings.Split(*against, ",")
 	}
-	if err := run(*out, *only, *base, commits); err != nil {
+	if err := run(*out, *only, *base, commits, *jsonBin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -65,7 +68,7 @@ type row struct {
 	met                     bool
 }
 
-func run(out string, only int, base string, against []string) error {
+func run(out string, only int, base string, against []string, jsonBin string) error {
 	want := func(group int) bool { return only == 0 || only == group }
 	dir, err := os.MkdirTemp("", "gse-bench")
 	if err != nil {
@@ -291,11 +294,38 @@ func run(out string, only int, base string, against []string) error {
 	// 11. CPU per collection at each volume: the floor, earlier commits
 	// and this tree, side by side.
 	if want(11) {
-		vol, err := volumeRows(dir, against)
+		vol, err := volumeRows(dir, against, jsonBin)
 		if err != nil {
 			return err
 		}
 		rows = append(rows, vol...)
+	}
+
+	// 12. Scrapes at once with the store warm: probes of several targets,
+	// and scrapes of one target against their deadlines.
+	if want(12) {
+		release, err := buildRelease(".", dir, "exporter-release")
+		if err != nil {
+			return err
+		}
+		concurrent, err := concurrencyRows(dir, release)
+		if err != nil {
+			return err
+		}
+		if base != "" {
+			baseRelease, err := releaseAt(base, dir)
+			if err != nil {
+				return err
+			}
+			then, err := concurrencyRows(dir, baseRelease)
+			if err != nil {
+				return err
+			}
+			for i := range concurrent {
+				concurrent[i].result += fmt.Sprintf("; %s: %s", base, then[i].result)
+			}
+		}
+		rows = append(rows, concurrent...)
 	}
 
 	table := render(rows)

@@ -57,24 +57,35 @@ var dataDescs = sync.OnceValues(func() (descs map[*endpoint.Metric]*prometheus.D
 	return descs, capped
 })
 
+// Rendering is a collection's series, gathered once and never changed
+// after: the scrapes that saw all of the collection share it.
+type Rendering struct{ families []*dto.MetricFamily }
+
 // Gather is what /metrics exports for one scrape. The scrapes that saw all
-// of a collection share one rendering of it: ~7,000 series with every label
-// cap full, 40 scrapes rendering a copy each peaked near 300 MiB.
-func (s *Collections) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
+// of a collection share one rendering of it (~7,000 series with every label
+// cap full: 40 scrapes rendering a copy each peaked near 300 MiB); shared
+// is that rendering when the scrape exports nothing else that differs (no
+// endpoint backing off), nil otherwise.
+func (s *Collections) Gather(ctx context.Context) (fams []*dto.MetricFamily, shared *Rendering, err error) {
 	c := s.join(ctx)
 	defer s.leave(c)
 	seen, complete := await(ctx, c)
 	s.finishScrape(seen)
 	if !complete { // cut short by its deadline: what it saw is its own
-		return s.render(func(em *emitter) { em.results(seen); s.emitBackoff(em, seen) })
+		fams, err = s.render(func(em *emitter) { em.results(seen); s.emitBackoff(em, seen) })
+		return fams, nil, err
 	}
-	c.renderOnce.Do(func() { c.families, c.renderErr = s.renderWhole(seen) })
+	c.renderOnce.Do(func() { c.rendering, c.renderErr = s.renderWhole(seen) })
 	if c.renderErr != nil {
-		return nil, c.renderErr
+		return nil, nil, c.renderErr
 	}
-	own, err := s.render(func(em *emitter) { s.emitBackoff(em, seen) })
+	quiet := false
+	own, err := s.render(func(em *emitter) { quiet = s.emitBackoff(em, seen) })
+	if quiet {
+		shared = c.rendering
+	}
 	// Not sorted or merged: the handler's prometheus.Gatherers does that.
-	return append(slices.Clip(c.families), own...), err
+	return append(slices.Clip(c.rendering.families), own...), shared, err
 }
 
 // await waits for c's results until ctx ends: each result, or a deadline
@@ -101,7 +112,7 @@ func await(ctx context.Context, c *collection) (seen []result, complete bool) {
 // renderWhole renders a collection its scrapes saw whole; when every answer
 // was reused without a request, the last rendering of them is shared (40
 // scrapes with a warm store rendered 40 copies, 182 MiB over idle).
-func (s *Collections) renderWhole(seen []result) ([]*dto.MetricFamily, error) {
+func (s *Collections) renderWhole(seen []result) (*Rendering, error) {
 	// Each answer by its first sample: a stored answer's are never copied.
 	from := make([]*endpoint.Sample, len(seen))
 	for i, r := range seen {
@@ -118,10 +129,11 @@ func (s *Collections) renderWhole(seen []result) ([]*dto.MetricFamily, error) {
 	}
 	s.renderedFrom, s.rendered = nil, nil // held no longer than it can be shared
 	fams, err := s.render(func(em *emitter) { em.results(seen) })
+	r := &Rendering{fams}
 	if err == nil && from != nil {
-		s.renderedFrom, s.rendered = from, fams
+		s.renderedFrom, s.rendered = from, r
 	}
-	return fams, err
+	return r, err
 }
 
 // render gathers what emit sends, never changed after: scrapes share it.
@@ -233,11 +245,15 @@ func (e *emitter) shares(seen []result) map[claim]int {
 }
 
 // emitBackoff sends the back-off gauge of each endpoint: time left now, so
-// it belongs to the scrape, not to the collection it shares.
-func (s *Collections) emitBackoff(em *emitter, seen []result) {
+// it belongs to the scrape, not to the collection it shares. quiet: all 0.
+func (s *Collections) emitBackoff(em *emitter, seen []result) (quiet bool) {
+	quiet = true
 	for _, r := range seen {
-		em.gauge(backoffDesc, s.backoffRemaining(r.endpoint.Label).Seconds(), r.endpoint.Label)
+		wait := s.backoffRemaining(r.endpoint.Label)
+		quiet = quiet && wait == 0
+		em.gauge(backoffDesc, wait.Seconds(), r.endpoint.Label)
 	}
+	return quiet
 }
 
 // finishScrape logs a scrape's failures and keeps its outcome for LastScrape.

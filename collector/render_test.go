@@ -57,7 +57,7 @@ func TestScrapesThatSawAllShareOneRendering(t *testing.T) {
 				defer cancel()
 			}
 			var err error
-			if results[i], err = s.Gather(ctx); err != nil {
+			if results[i], _, err = s.Gather(ctx); err != nil {
 				t.Error(err)
 			}
 		})
@@ -123,7 +123,7 @@ func TestAWarmStoreSharesOneRendering(t *testing.T) {
 	store := endpoint.NewStore(true)
 	s := NewCollections(Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All(), Endpoint: endpoint.Config{Store: store}})
 	gather := func() *dto.Metric {
-		fams, err := s.Gather(context.Background())
+		fams, _, err := s.Gather(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

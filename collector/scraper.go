@@ -19,7 +19,6 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
@@ -52,7 +51,7 @@ type Collections struct {
 	// The last rendering of answers all reused without a request (see renderWhole).
 	renderMu     sync.Mutex
 	renderedFrom []*endpoint.Sample
-	rendered     []*dto.MetricFamily
+	rendered     *Rendering
 }
 
 // NewCollections returns Collections for cfg.
@@ -77,7 +76,7 @@ type collection struct {
 
 	// The rendering shared by every scrape that saw all of it (see Gather).
 	renderOnce sync.Once
-	families   []*dto.MetricFamily
+	rendering  *Rendering
 	renderErr  error
 }
 

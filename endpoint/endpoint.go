@@ -77,8 +77,9 @@ type Config struct {
 	Store          *Store                   // keeps answers for reuse while the API allows; nil asks every time
 	Refresh        map[string]time.Duration // overrides Endpoint.Refresh by endpoint label; 0 turns it off
 
-	interned map[string]string // of a collection: names checked valid (see Name)
-	now      time.Time         // of a collection: what its timestamps are judged by
+	interned map[string]Value // of a collection: names checked valid (see Name)
+	now      time.Time        // of a collection: what its timestamps are judged by
+	latest   time.Time        // of a collection: now + MaxFutureSkew
 }
 
 // Defaults of Config.
@@ -99,7 +100,8 @@ func (c Config) withDefaults() Config {
 	if c.GridDegrees <= 0 {
 		c.GridDegrees = DefaultGridDegrees
 	}
-	c.interned, c.now = map[string]string{}, c.clock()
+	c.interned, c.now = map[string]Value{}, c.clock()
+	c.latest = c.now.Add(MaxFutureSkew)
 	return c
 }
 

@@ -13,3 +13,7 @@ func ReadInWindow(col *Collection, r io.Reader, page, window int) (string, error
 	s.buf, s.window = make([]byte, window), window
 	return col.readWith(s, page)
 }
+
+// plain8 reports whether eight bytes are all plain: special8's verdict, as
+// TestPlain8 holds it for every byte at every place.
+func plain8(x uint64) bool { return special8(x) == 0 }

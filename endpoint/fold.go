@@ -52,22 +52,47 @@ const (
 func (f CountBy) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f CountBy) start(l *List, c Config) folding {
 	field, counts, untracked, seed := l.itemIndex(f.Field), map[string]int{}, map[uint64]struct{}{}, maphash.MakeSeed()
-	each, tracked := l.Item[field].Each, max(10*c.MaxLabelValues, minTracked)
-	count := func(name string) {
-		if _, ok := counts[name]; ok || len(counts) < tracked {
-			counts[name]++
-		} else if len(untracked) < maxUntracked {
-			untracked[maphash.String(seed, name)] = struct{}{}
+	each, limit := l.Item[field].Each, max(10*c.MaxLabelValues, minTracked)
+	// A name Name numbered is counted by its number, its text not hashed
+	// again; counts holds the others until the end.
+	type named struct {
+		name string
+		n    int
+	}
+	var numbered []named
+	tracked := 0
+	count := func(v Value) {
+		if k := v.name - 1; k >= 0 {
+			if k >= len(numbered) {
+				numbered = append(numbered, make([]named, k+1-len(numbered))...)
+			}
+			if numbered[k].n > 0 || tracked < limit {
+				tracked += btoi(numbered[k].n == 0)
+				numbered[k] = named{v.Str, numbered[k].n + 1}
+				return
+			}
+		} else if _, ok := counts[v.Str]; ok || tracked < limit {
+			tracked += btoi(!ok)
+			counts[v.Str]++
+			return
+		}
+		if len(untracked) < maxUntracked {
+			untracked[maphash.String(seed, v.Str)] = struct{}{}
 		}
 	}
 	return folding{func(item []fieldState) {
 		if !each {
-			count(item[field].v.Str)
+			count(item[field].v)
 		}
-		for _, name := range item[field].names {
-			count(name)
+		for _, v := range item[field].names {
+			count(v)
 		}
 	}, func(r *Result, labels map[string]string) {
+		for _, e := range numbered {
+			if e.n > 0 {
+				counts[e.name] = e.n
+			}
+		}
 		names := busiest(counts, func(n int) int { return n }, c.MaxLabelValues, strings.Compare)
 		for _, n := range names {
 			r.sample(f.Metric, float64(counts[n]), labels, map[string]string{f.Metric.Labels[0]: n})
@@ -154,41 +179,53 @@ type Cells struct {
 	Lat, Lon, Value string
 }
 
-type cell struct{ lat, lon int } // the south-west corner, in cell sizes
+type cell struct{ lat, lon int32 } // the south-west corner, in cell sizes: a map key of 8 bytes hashes fastest
 
 func (f Cells) metrics() []*Metric { return []*Metric{f.Count, f.Max} }
 func (f Cells) start(l *List, c Config) folding {
 	lat, lon, value, size := l.itemIndex(f.Lat), l.itemIndex(f.Lon), l.itemIndex(f.Value), c.GridDegrees
 	type stats struct {
+		at    cell
 		count int
 		max   float64
 	}
-	cells, top := map[cell]*stats{}, int(math.Ceil(90/size))-1
-	centre := func(idx int) string {
-		// Rounded so that 0.1° cells read "0.15", not "0.15000000000000002".
-		return strconv.FormatFloat(math.Round((float64(idx)+0.5)*size*1e6)/1e6, 'f', -1, 64)
+	// Each cell's stats by their index in all: no allocation per cell.
+	cells, all, top := make(map[cell]int, 1024), []stats{}, int32(math.Ceil(90/size))-1
+	centres := map[int32]string{} // a row's or a column's, formatted once, not once a cell
+	centre := func(idx int32) string {
+		if _, ok := centres[idx]; !ok {
+			// Rounded so that 0.1° cells read "0.15", not "0.15000000000000002".
+			centres[idx] = strconv.FormatFloat(math.Round((float64(idx)+0.5)*size*1e6)/1e6, 'f', -1, 64)
+		}
+		return centres[idx]
 	}
 	return folding{func(item []fieldState) {
 		x, v := item[lon].v.Num, item[value].v.Num
 		if x == 180 {
 			x = -180
 		}
-		k := cell{lat: min(int(math.Floor(item[lat].v.Num/size)), top), lon: int(math.Floor(x / size))}
-		st := cells[k]
-		if st == nil {
-			st = &stats{max: v}
-			cells[k] = st
+		k := cell{lat: min(int32(math.Floor(item[lat].v.Num/size)), top), lon: int32(math.Floor(x / size))}
+		i, ok := cells[k]
+		if !ok {
+			i, cells[k], all = len(all), len(all), append(all, stats{at: k, max: v})
 		}
-		st.count, st.max = st.count+1, math.Max(st.max, v)
+		all[i].count, all[i].max = all[i].count+1, math.Max(all[i].max, v)
 	}, func(r *Result, labels map[string]string) {
-		kept := busiest(cells, func(st *stats) int { return st.count }, c.MaxLabelValues, func(a, b cell) int { return cmp.Or(cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon)) })
-		for _, k := range kept {
-			at := map[string]string{"lat": centre(k.lat), "lon": centre(k.lon)}
-			r.sample(f.Count, float64(cells[k].count), labels, at)
-			r.sample(f.Max, cells[k].max, labels, at)
+		kept := all // in the order met: sorting a thousand cells cost as much as reading their events
+		if len(all) > c.MaxLabelValues {
+			kept = nil
+			for _, k := range busiest(cells, func(i int) int { return all[i].count }, c.MaxLabelValues, func(a, b cell) int { return cmp.Or(cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon)) }) {
+				kept = append(kept, all[cells[k]])
+			}
 		}
-		r.drop(f.Count, len(cells)-len(kept))
-		r.drop(f.Max, len(cells)-len(kept))
+		at := map[string]string{} // a cell's labels, copied by sample
+		for _, st := range kept {
+			at["lat"], at["lon"] = centre(st.at.lat), centre(st.at.lon)
+			r.sample(f.Count, float64(st.count), labels, at)
+			r.sample(f.Max, st.max, labels, at)
+		}
+		r.drop(f.Count, len(all)-len(kept))
+		r.drop(f.Max, len(all)-len(kept))
 	}}
 }
 

@@ -15,9 +15,10 @@ import (
 
 // Value is a judged value (an instant is its Unix seconds).
 type Value struct {
-	Num float64
-	Str string
-	ID  uint64 // an identifier's fingerprint
+	Num  float64
+	Str  string
+	ID   uint64 // an identifier's fingerprint
+	name int    // a Name's number in its collection (see Name), 0 if it has none
 }
 
 // Rule judges one value's raw JSON, already known valid: bad says why it is unusable.
@@ -44,11 +45,51 @@ func Number(raw jsontext.Value, _ *Config) (Value, string) {
 	if len(raw) > maxNumberBytes {
 		return Value{}, fmt.Sprintf("a number of more than %d characters", maxNumberBytes)
 	}
+	if v, ok := shortDecimal(raw); ok {
+		return Value{Num: v}, ""
+	}
 	v, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil {
 		return Value{}, "number out of the range of a float64"
 	}
 	return Value{Num: v}, ""
+}
+
+// exact10 are the powers of ten a float64 holds exactly, up to 1e15.
+var exact10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// shortDecimal is strconv.ParseFloat of a valid JSON number of at most 15
+// digits and no exponent, the API's usual: its digits and 10^k are exact
+// in a float64, so one division rounds correctly, as ParseFloat's own fast
+// path does. Without ParseFloat's copy into a string and its general
+// reader: a third of the rules' instructions (BenchmarkRules).
+func shortDecimal(b []byte) (float64, bool) {
+	neg := b[0] == '-'
+	i, m := btoi(neg), uint64(0)
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		m = m*10 + uint64(b[i]-'0')
+	}
+	digits, scale := i-btoi(neg), 0
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i]-'0' < 10; i++ {
+			m, scale = m*10+uint64(b[i]-'0'), scale+1
+		}
+	}
+	if i < len(b) || digits+scale > 15 {
+		return 0, false
+	}
+	v := float64(m) / exact10[scale]
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // within is Number limited to [lo, hi], named what for the message.
@@ -77,20 +118,21 @@ func Name(raw jsontext.Value, c *Config) (Value, string) {
 	if bad != "" {
 		return Value{}, bad
 	}
-	if s, ok := c.interned[string(b)]; ok { // a name repeats (a category on every event): checked once
-		return Value{Str: s}, ""
+	if v, ok := c.interned[string(b)]; ok { // a name repeats (a category on every event): checked once
+		return v, ""
 	}
-	s := string(b)
+	v := Value{Str: string(b)}
 	switch {
-	case s == "":
+	case v.Str == "":
 		return Value{}, "empty"
-	case c.Keys.Redact(s) != s:
+	case c.Keys.Redact(v.Str) != v.Str:
 		return Value{}, "holds a piece of an API key"
 	}
 	if c.interned != nil && len(c.interned) < maxInterned {
-		c.interned[s] = s
+		v.name = len(c.interned) + 1 // folds count by it, not hashing the text again
+		c.interned[v.Str] = v
 	}
-	return Value{Str: s}, ""
+	return v, ""
 }
 
 // maxInterned bounds the names a collection interns; past it, each is a copy.
@@ -110,14 +152,26 @@ var idSeed = maphash.MakeSeed()
 
 // Timestamp is an instant (ParseTimestamp) at most MaxFutureSkew ahead.
 func Timestamp(raw jsontext.Value, c *Config) (Value, string) {
-	b, bad := textBytes(raw, maxTimestampBytes)
-	if bad != "" {
-		return Value{}, bad
+	t, ok := time.Time{}, false
+	if raw.Kind() == '"' { // the usual form has neither escape nor other byte than ASCII
+		t, ok = utcTimestamp([]byte(raw[1 : len(raw)-1]))
 	}
-	switch t, err := ParseTimestamp(string(b)); {
+	var err error
+	if !ok {
+		b, bad := textBytes(raw, maxTimestampBytes)
+		if bad != "" {
+			return Value{}, bad
+		}
+		t, err = ParseTimestamp(string(b))
+	}
+	latest := c.latest
+	if latest.IsZero() {
+		latest = c.clock().Add(MaxFutureSkew)
+	}
+	switch {
 	case err != nil:
 		return Value{}, err.Error()
-	case t.After(c.clock().Add(MaxFutureSkew)):
+	case t.After(latest):
 		return Value{}, fmt.Sprintf("%s is more than %s ahead of this host's clock", t.Format(time.RFC3339), MaxFutureSkew)
 	default: // Unix seconds with their fraction: UnixNano would overflow outside 1678-2262
 		return Value{Num: float64(t.Unix()) + float64(t.Nanosecond())/1e9}, ""
@@ -132,7 +186,7 @@ func textBytes(raw jsontext.Value, max int) ([]byte, string) {
 	b := []byte(raw[1 : len(raw)-1])
 	// A byte of text is one to six of JSON; the syntax was checked, so the
 	// one fault left is invalid UTF-8 (U+FFFD).
-	if (bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b)) && len(b) <= 6*max {
+	if !plainASCII(b) && (bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b)) && len(b) <= 6*max {
 		b, _ = jsontext.AppendUnquote(nil, raw)
 	}
 	if len(b) > max {
@@ -154,6 +208,9 @@ var timestampLayouts = []string{
 // "T" (its 5.6 note), and a leap second (":60", the next minute's first:
 // Unix time has none). The error does not quote the input.
 func ParseTimestamp(s string) (time.Time, error) {
+	if t, ok := utcTimestamp(s); ok {
+		return t, nil
+	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t.UTC(), nil // the usual form, on time.Parse's fast path
 	}
@@ -177,4 +234,44 @@ func ParseTimestamp(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("not an RFC 3339 timestamp (%d bytes)", len(s))
+}
+
+// plainASCII reports whether a string's text is ASCII without an escape:
+// its bytes are then the text (special8 marks a backslash; a quote or a
+// control byte cannot be in a valid string token).
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// utcTimestamp reads the form the API sends, 2006-01-02T15:04:05Z with up
+// to nine digits of fraction, as time.Parse does; false for any other,
+// which ParseTimestamp then reads. time.Parse's checks and its copy into a
+// string were a tenth of a page's instructions (BenchmarkRules).
+func utcTimestamp[S string | []byte](s S) (time.Time, bool) {
+	n := len(s)
+	if n < 20 || n > 30 || n == 21 || s[n-1] != 'Z' || n > 20 && s[19] != '.' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	notDigits := false
+	two := func(i int) int {
+		a, b := s[i]-'0', s[i+1]-'0'
+		notDigits = notDigits || a > 9 || b > 9
+		return int(a)*10 + int(b)
+	}
+	y, mo, d, h, mi, sec := two(0)*100+two(2), two(5), two(8), two(11), two(14), two(17)
+	frac := 0 // nanoseconds
+	for i := 20; i < n-1; i++ {
+		notDigits, frac = notDigits || s[i]-'0' > 9, frac*10+int(s[i]-'0')
+	}
+	frac *= int(exact10[min(30-n, 9)])
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, frac, time.UTC)
+	if notDigits || y < 1 || mo < 1 || mo > 12 || d < 1 || t.Day() != d || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false // t.Day() differs for a day past its month's end, moved into the next
+	}
+	return t, true
 }

@@ -3,6 +3,7 @@
 package endpoint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -111,6 +112,15 @@ func (s *scanner) enter() error {
 // more reports whether the container entered has another member (first:
 // none read yet), consuming the comma before it or the closing byte.
 func (s *scanner) more(closing byte, first bool) (bool, error) {
+	if s.pos < s.end { // the usual: no whitespace
+		switch c := s.buf[s.pos]; {
+		case c == ',' && !first:
+			s.pos++
+			return true, nil
+		case c > ' ' && c != closing && first:
+			return true, nil
+		}
+	}
 	c, err := s.peek()
 	switch {
 	case err != nil:
@@ -178,6 +188,15 @@ func (s *scanner) member() ([]byte, error) {
 	return s.text(s.name), err
 }
 
+// key consumes k, a member's name and colon (`"lat":`), if it is next as written.
+func (s *scanner) key(k []byte) bool {
+	if bytes.HasPrefix(s.buf[s.pos:s.end], k) {
+		s.pos += len(k)
+		return true
+	}
+	return false
+}
+
 // text is the text of the string token str just read.
 func (s *scanner) text(raw []byte) []byte {
 	if !s.escaped {
@@ -198,6 +217,14 @@ var literals = [256]jsontext.Value{'t': jsontext.Value("true"), 'f': jsontext.Va
 // value reads the next value's raw token, valid until the next call; a
 // container is skipped and given as `{}` or `[]` (a rule wants its kind).
 func (s *scanner) value() (jsontext.Value, error) {
+	if s.pos < s.end { // the usual: no whitespace before a string or a number
+		switch c := s.buf[s.pos]; {
+		case c == '"':
+			return s.str(true)
+		case c == '-' || c-'0' < 10:
+			return s.number(true)
+		}
+	}
 	c, err := s.peek()
 	switch {
 	case err != nil:

@@ -38,6 +38,7 @@ type Env struct {
 	Scrapes       *prometheus.CounterVec
 	TimeoutOffset time.Duration
 	MaxRequests   int
+	Renderings    chan struct{} // bounds the responses encoded at once, by every target (see handler.Options)
 	Named         bool
 }
 
@@ -176,6 +177,7 @@ func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
 		DefaultTimeout: t.Settings.Timeout,
 		TimeoutOffset:  t.env.TimeoutOffset,
 		InFlight:       t.inFlight,
+		Renderings:     t.env.Renderings,
 		Scrapes:        t.scrapes,
 	})
 }
