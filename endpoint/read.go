@@ -23,6 +23,7 @@ type Collection struct {
 	folds  []folding
 	unique int                 // index of List.Unique in List.Item, or -1
 	seen   map[uint64]struct{} // fingerprints of List.Unique values in this walk
+	given  []string            // the keys read of the current document
 	result Result
 }
 
@@ -74,18 +75,18 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 		}
 		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(jsontext.Value{c}.Kind()))}
 	}
-	var haveList, haveNext bool
+	col.given = col.given[:0]
 	err = s.each(func(_ int, name []byte) (err error) {
 		switch {
 		case e.List != nil && string(name) == e.List.Name:
-			if haveList {
-				return &client.DecodeError{Field: e.List.Name, Err: errors.New("appears twice")}
+			if err = col.once(e.List.Name); err == nil {
+				err = col.readList(s, page)
 			}
-			haveList = true
-			return col.readList(s, page)
+			return err
 		case e.Paged && string(name) == "next_cursor":
-			haveNext = true
-			next, err = readCursor(s)
+			if err = col.once("next_cursor"); err == nil {
+				next, err = readCursor(s)
+			}
 			return err
 		}
 		return col.readField(s, string(name))
@@ -93,6 +94,7 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 	if err != nil {
 		return "", err
 	}
+	haveList, haveNext := e.List != nil && slices.Contains(col.given, e.List.Name), slices.Contains(col.given, "next_cursor")
 	switch c, err := s.peek(); {
 	case err != nil:
 		return "", err
@@ -119,6 +121,9 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 func (col *Collection) readField(s *scanner, key string) error {
 	fields := col.e.Fields
 	if i := index(fields, key); i >= 0 {
+		if err := col.once(key); err != nil {
+			return err
+		}
 		raw, err := s.value()
 		if err != nil {
 			return err
@@ -132,11 +137,14 @@ func (col *Collection) readField(s *scanner, key string) error {
 	var members []int
 	for i, f := range fields {
 		if strings.HasPrefix(f.Name, key+".") {
-			members, col.fields[i] = append(members, i), missing // the last occurrence of key counts
+			members = append(members, i)
 		}
 	}
 	if len(members) == 0 {
 		return s.skip()
+	}
+	if err := col.once(key); err != nil {
+		return err
 	}
 	if c, err := s.peek(); err == nil && c == '{' {
 		return s.each(func(_ int, name []byte) error { return col.readField(s, key+"."+string(name)) })
@@ -197,18 +205,23 @@ func (col *Collection) readList(s *scanner, page int) error {
 }
 
 // readItem judges one item into item. It is unusable when a required field
-// is bad (its index) or it is not an object (its kind).
+// is bad or any field appears twice (its index), or it is not an object
+// (its kind).
 func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind jsontext.Kind, err error) {
 	fields := col.e.List.Item
 	if c, err := s.peek(); err != nil || c != '{' {
 		return -1, jsontext.Value{c}.Kind(), s.skip()
 	}
 	for i := range item {
-		item[i] = fieldState{bad: "missing"}
+		item[i] = missing
 	}
 	err = s.each(func(_ int, name []byte) error {
 		i := index(fields, name)
-		if i < 0 {
+		switch {
+		case i < 0:
+			return s.skip()
+		case item[i] != missing: // a present value is never judged missing
+			item[i].bad = twice
 			return s.skip()
 		}
 		raw, err := s.value()
@@ -218,11 +231,24 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		return err
 	})
 	for i, f := range fields {
-		if !f.Optional && item[i].bad != "" {
+		if (!f.Optional || item[i].bad == twice) && item[i].bad != "" {
 			return i, 0, err
 		}
 	}
 	return -1, 0, err
+}
+
+// twice is a key the exporter reads given twice in one object: JSON leaves
+// its meaning open (RFC 8259, 4), and a body read as it arrives cannot take
+// back what the first one counted. The document fails; an item is left out.
+const twice = "appears twice"
+
+func (col *Collection) once(key string) error {
+	if slices.Contains(col.given, key) {
+		return &client.DecodeError{Field: key, Err: errors.New(twice)}
+	}
+	col.given = append(col.given, key)
+	return nil
 }
 
 // index is the position in fields of the field named name, or -1.
