@@ -46,10 +46,10 @@ var counterPaths = []counterPath{
 		prepare: func(l *layout) { l.scrape(http.MethodGet) }, do: func(t *testing.T, l *layout) { l.want(t, http.MethodGet, 200) }},
 	{name: "a scrape of 304s", api: simulator.Config{Validators: true},
 		prepare: func(l *layout) { l.scrape(http.MethodGet) }, do: func(t *testing.T, l *layout) { l.want(t, http.MethodGet, 200) }},
-	{name: "a scrape of bodies too large", do: func(t *testing.T, l *layout) { l.tooLarge = true; l.want(t, http.MethodGet, 200) }},
+	{name: "a scrape of bodies too large", do: func(t *testing.T, l *layout) { l.set(&l.tooLarge); l.want(t, http.MethodGet, 200) }},
 	{name: "a HEAD", do: func(t *testing.T, l *layout) { l.want(t, http.MethodHead, 200) }},
 	{name: "a scrape refused at --web.max-requests", do: func(t *testing.T, l *layout) {
-		l.hold = true // one scrape in flight takes the one place; its API answers once this is done
+		l.set(&l.hold) // one scrape in flight takes the one place; its API answers once this is done
 		held := make(chan struct{})
 		go func() { defer close(held); l.scrape(http.MethodGet) }()
 		<-l.reached
@@ -81,6 +81,13 @@ type layout struct {
 	tooLarge, hold   bool
 	once             sync.Once
 	reached, release chan struct{}
+}
+
+// set turns on one of the API's ways.
+func (l *layout) set(way *bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	*way = true
 }
 
 func (l *layout) scrape(method string) *httptest.ResponseRecorder { return l.serve(method, l.path) }
