@@ -3,14 +3,17 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -394,5 +397,190 @@ func TestDocsLinksResolve(t *testing.T) {
 				t.Errorf("%s links to %s, but %s has no heading #%s", doc, link, target, fragment)
 			}
 		}
+	}
+}
+
+// tool is a command the test runs: missing, the test skips, but under CI,
+// which installs prometheus, alertmanager and jsonnet, it fails.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		if p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", name); fileExists(p) {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s not found, and CI must not skip this test", name)
+	}
+	t.Skipf("%s not found", name)
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestDocsExamplesLoadAsPrinted: every configuration the README and docs/
+// print, and every example file, loads as printed in what it is for:
+// Prometheus' configuration in promtool, Alertmanager's in amtool, a
+// targets' file in the exporter's own loader (whose only complaint may be
+// that the key and CA files it names are not on this machine). And every
+// command that renders the mixin runs as printed, in a shell, and renders
+// rules promtool accepts.
+func TestDocsExamplesLoadAsPrinted(t *testing.T) {
+	blocks := map[string]string{} // where → text
+	for _, doc := range docFiles(t) {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range regexp.MustCompile("(?ms)^```(\\w*)\n(.*?)^```").FindAllStringSubmatch(string(b), -1) {
+			blocks[fmt.Sprintf("%s, block %d (%s)", doc, i+1, m[1])] = m[2]
+		}
+	}
+	for _, f := range []string{"examples/prometheus.yml", "examples/prometheus-targets.yml", "examples/targets.yml", "examples/alertmanager/alertmanager.yml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks[f] = string(b)
+	}
+	render := regexp.MustCompile(`(?m)^("\$\(go env GOPATH\)/bin/jsonnet" .* mixin/render\.jsonnet)$`)
+	kinds := map[string]int{}
+	for where, text := range blocks {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "config.yml")
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out []byte
+		var err error
+		switch {
+		case strings.Contains(text, "\nscrape_configs:") || strings.HasPrefix(text, "scrape_configs:"):
+			kinds["Prometheus"]++
+			out, err = exec.Command(tool(t, "promtool"), "check", "config", "--syntax-only", file).CombinedOutput()
+		case strings.Contains(text, "\nreceivers:"):
+			kinds["Alertmanager"]++
+			out, err = exec.Command(tool(t, "amtool"), "check-config", file).CombinedOutput()
+		case regexp.MustCompile(`(?m)^targets:`).MatchString(text):
+			kinds["targets' file"]++
+			_, err = targets.Load(file, flagDefaults(t))
+			for _, problem := range strings.Split(fmt.Sprint(err), "\n") {
+				if err != nil && !strings.Contains(problem, "no such file or directory") {
+					t.Errorf("%s: the exporter refuses it: %s\n%s", where, problem, text)
+				}
+			}
+			continue
+		case render.MatchString(text):
+			for _, command := range render.FindAllString(text, -1) {
+				kinds["mixin render"]++
+				out, err = renderAsPrinted(t, dir, command)
+				if err == nil {
+					out, err = exec.Command(tool(t, "promtool"), "check", "rules", filepath.Join(dir, "out", "alerts", "global_stability.rules.yml")).CombinedOutput()
+				}
+				if err != nil {
+					t.Errorf("%s: %s: %v\n%s", where, command, err, out)
+				}
+			}
+			continue
+		default:
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s does not load as printed: %v\n%s\n%s", where, err, out, text)
+		}
+	}
+	t.Logf("loaded as printed: %v", kinds)
+	for _, kind := range []string{"Prometheus", "Alertmanager", "targets' file", "mixin render"} {
+		if kinds[kind] == 0 {
+			t.Errorf("no %s configuration or command found: is the test still reading the docs?", kind)
+		}
+	}
+}
+
+// flagDefaults are the settings the flags give when left as they are.
+func flagDefaults(t *testing.T) targets.Settings {
+	t.Helper()
+	var s targets.Settings
+	for _, st := range s.List() {
+		if err := st.Value.Set(st.Default); st.Default != "" && err != nil {
+			t.Fatalf("%s: its default %q: %v", st.Field, st.Default, err)
+		}
+	}
+	return s
+}
+
+// renderAsPrinted runs a printed render command in a shell, in dir, where
+// mixin/ is the repository's.
+func renderAsPrinted(t *testing.T, dir, command string) ([]byte, error) {
+	t.Helper()
+	tool(t, "jsonnet")
+	mixin, err := filepath.Abs("mixin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(mixin, filepath.Join(dir, "mixin")); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = dir
+	return cmd.CombinedOutput()
+}
+
+// TestREADMEOneAccountRunsAsPrinted runs the README's commands for one
+// account as printed, in a shell, with the tests' build for `make build`,
+// a home and a key of the test's, and the listen address from its
+// variable: the exporter starts on the README's URL and key file, made
+// readable by its owner only.
+func TestREADMEOneAccountRunsAsPrinted(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## One account\n")
+	m := regexp.MustCompile("(?s)```sh\n(make build[^\n]*\n)(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("the README's one-account section has no commands starting with make build")
+	}
+	// A short home: a path part as long and mixed as t.TempDir's
+	// (the test's name and digits) is withheld from the log as a possible key.
+	dir, err := os.MkdirTemp("", "home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Symlink(binary, filepath.Join(dir, "global_stability_exporter")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", m[2])
+	cmd.Dir, cmd.SysProcAttr = dir, &syscall.SysProcAttr{Setpgid: true} // the exporter is the shell's child
+	cmd.Env = append(os.Environ(), "HOME="+dir, "YOUR_KEY="+secretKey, "GLOBAL_STABILITY_WEB_LISTEN_ADDRESS="+freeAddr(t))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
+	keyFile := filepath.Join(dir, ".config", "global_stability_exporter", "api-key")
+	var logs strings.Builder
+	for lines := bufio.NewScanner(out); !strings.Contains(logs.String(), `msg="Listening on"`); {
+		if !lines.Scan() {
+			t.Fatalf("the exporter ended before it listened:\n%s", logs.String())
+		}
+		logs.WriteString(lines.Text() + "\n")
+	}
+	url := regexp.MustCompile(`--api\.url=(\S+)`).FindStringSubmatch(m[2])
+	if url == nil {
+		t.Fatalf("the README's command names no --api.url:\n%s", m[2])
+	}
+	if want := `api_url=` + url[1] + ` key_from="file ` + keyFile + `"`; !strings.Contains(logs.String(), want) {
+		t.Errorf("the exporter does not scrape with the README's settings (%s):\n%s", want, logs.String())
+	}
+	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the key file the README writes: %v, %v; want mode 0600", fi, err)
 	}
 }

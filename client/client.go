@@ -213,7 +213,9 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	}
 	limit := map[Limit]int64{DocumentLimit: c.cfg.MaxDocumentBytes, PageLimit: c.cfg.MaxResponseBytes}[l]
 	if resp.ContentLength > limit && resp.Header.Get("Content-Encoding") == "" {
-		// Known to fail before a byte is read: not a byte of it is decoded.
+		// Known to fail before a byte is read: closed unread, so that
+		// neither the drain below nor a slow sender holds the endpoint.
+		_ = resp.Body.Close()
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
 	}
 	raw, err := decodedBody(resp, c.cfg.Keys.Redactor)

@@ -111,24 +111,26 @@ func TestTheKeyNeverLeavesThroughAnEscape(t *testing.T) {
 			}, leftOut("global-stability", "trend", "global_stability_trend")},
 		} {
 			t.Run(name+"/"+tc.where, func(t *testing.T) {
-				upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if strings.TrimPrefix(r.URL.Path, "/v1/") != tc.endpoint {
-						healthy.ServeHTTP(w, r)
-						return
-					}
-					tc.respond(w)
-				})
-				logs, body := scrapeWithKey(t, upstream, key)
-				tc.check(t, parseSamples(t, body))
-				// logfmt and the exposition format write a backslash as two.
-				unquoted := strings.NewReplacer(`\\`, `\`, `\"`, `"`)
-				for what, text := range map[string]string{"the log": unquoted.Replace(logs), "/metrics": unquoted.Replace(body)} {
-					for _, e := range charEscapes {
-						if piece := escapedLeak(text, key, e); piece != "" {
-							t.Errorf("%s shows %q of the key, escaped:\n%s", what, piece, text)
+				inBubble(t, func(t *testing.T) {
+					upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if strings.TrimPrefix(r.URL.Path, "/v1/") != tc.endpoint {
+							healthy.ServeHTTP(w, r)
+							return
+						}
+						tc.respond(w)
+					})
+					logs, body := scrapeWithKey(t, upstream, key)
+					tc.check(t, parseSamples(t, body))
+					// logfmt and the exposition format write a backslash as two.
+					unquoted := strings.NewReplacer(`\\`, `\`, `\"`, `"`)
+					for what, text := range map[string]string{"the log": unquoted.Replace(logs), "/metrics": unquoted.Replace(body)} {
+						for _, e := range charEscapes {
+							if piece := escapedLeak(text, key, e); piece != "" {
+								t.Errorf("%s shows %q of the key, escaped:\n%s", what, piece, text)
+							}
 						}
 					}
-				}
+				})
 			})
 		}
 	}
@@ -150,26 +152,28 @@ func TestTheKeyNeverLeavesThroughNestedEscapes(t *testing.T) {
 		"JSON-escaped entities": `{"html":"` + strings.ReplaceAll(escapeAll(key, charEscapes["HTML decimal"]), "&", `\u0026`) + `"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path != "/v1/summaries" {
-					healthy.ServeHTTP(w, r)
-					return
+			inBubble(t, func(t *testing.T) {
+				upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path != "/v1/summaries" {
+						healthy.ServeHTTP(w, r)
+						return
+					}
+					w.Header().Set("Content-Type", "application/problem+json")
+					w.WriteHeader(http.StatusUnauthorized)
+					fmt.Fprint(w, body)
+				})
+				logs, _ := scrapeWithKey(t, upstream, key)
+				if !strings.Contains(logs, "summaries") || !strings.Contains(logs, "401") {
+					t.Fatalf("the 401 was not logged:\n%s", logs)
 				}
-				w.Header().Set("Content-Type", "application/problem+json")
-				w.WriteHeader(http.StatusUnauthorized)
-				fmt.Fprint(w, body)
-			})
-			logs, _ := scrapeWithKey(t, upstream, key)
-			if !strings.Contains(logs, "summaries") || !strings.Contains(logs, "401") {
-				t.Fatalf("the 401 was not logged:\n%s", logs)
-			}
-			for _, text := range testDecodings(logs) {
-				for i := 0; i+8 <= len(key); i++ {
-					if strings.Contains(text, key[i:i+8]) {
-						t.Fatalf("the log, decoded, shows %q of the key:\n%s", key[i:i+8], logs)
+				for _, text := range testDecodings(logs) {
+					for i := 0; i+8 <= len(key); i++ {
+						if strings.Contains(text, key[i:i+8]) {
+							t.Fatalf("the log, decoded, shows %q of the key:\n%s", key[i:i+8], logs)
+						}
 					}
 				}
-			}
+			})
 		})
 	}
 }

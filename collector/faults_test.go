@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/goleak"
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
@@ -241,56 +240,57 @@ func TestEveryFaultOnEveryEndpoint(t *testing.T) {
 		endpoint, fc := tc.endpoint, tc.c
 		{
 			t.Run(endpoint+"/"+fc.name, func(t *testing.T) {
-				defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-				e := newEnvWithClient(t, simulator.Config{}, nil, func(c *client.Config) { c.MaxResponseBytes = 1 << 20 })
-				e.sim.SetFault(endpoint, fc.fault(t, endpoint))
+				inBubble(t, func(t *testing.T) { // which fails if a goroutine outlives it
+					e := newEnvWithClient(t, simulator.Config{}, nil, func(c *client.Config) { c.MaxResponseBytes = 1 << 20 })
+					e.sim.SetFault(endpoint, fc.fault(t, endpoint))
 
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				start := time.Now()
-				code, body := e.scrape(t, "1.5") // 1s to wait for the API
-				elapsed := time.Since(start)
-				runtime.ReadMemStats(&after)
+					var before, after runtime.MemStats
+					runtime.ReadMemStats(&before)
+					start := time.Now()
+					code, body := e.scrape(t, "1.5") // 1s to wait for the API
+					elapsed := time.Since(start)
+					runtime.ReadMemStats(&after)
 
-				s := series(t, body)
-				if code != 200 || elapsed > 5*time.Second {
-					t.Fatalf("status %d after %v, want 200 within the deadline", code, elapsed)
-				}
-				if got := sample(t, s, "global_stability_up"); got != 0 {
-					t.Errorf("up = %v, want 0", got)
-				}
-				for _, other := range endpointLabels() {
-					ok := other != endpoint
-					if got := sample(t, s, fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", other)); got != map[bool]float64{true: 1, false: 0}[ok] {
-						t.Errorf("scrape_success{endpoint=%q} = %v", other, got)
+					s := series(t, body)
+					if code != 200 || elapsed > time.Second {
+						t.Fatalf("status %d after %v, want 200 within the deadline", code, elapsed)
 					}
-					for _, o := range owned(other) {
-						if o.in(s) != ok {
-							t.Errorf("series %s present = %v", o, !ok)
+					if got := sample(t, s, "global_stability_up"); got != 0 {
+						t.Errorf("up = %v, want 0", got)
+					}
+					for _, other := range endpointLabels() {
+						ok := other != endpoint
+						if got := sample(t, s, fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", other)); got != map[bool]float64{true: 1, false: 0}[ok] {
+							t.Errorf("scrape_success{endpoint=%q} = %v", other, got)
+						}
+						for _, o := range owned(other) {
+							if o.in(s) != ok {
+								t.Errorf("series %s present = %v", o, !ok)
+							}
 						}
 					}
-				}
-				logs := e.logs.String()
-				if lines := strings.Split(strings.TrimSpace(logs), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "failed_endpoints="+endpoint+" ") {
-					t.Errorf("want one log line naming %s, got:\n%s", endpoint, logs)
-				}
-				if strings.Contains(logs+body, testKey) {
-					t.Error("the API key appears in the log or the metrics")
-				}
-				// A body is never read whole: the oversize one is 64 MiB.
-				if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
-					t.Errorf("the scrape allocated %d MiB", alloc>>20)
-				}
-				t.Logf("log: %s", strings.TrimSpace(logs))
+					logs := e.logs.String()
+					if lines := strings.Split(strings.TrimSpace(logs), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "failed_endpoints="+endpoint+" ") {
+						t.Errorf("want one log line naming %s, got:\n%s", endpoint, logs)
+					}
+					if strings.Contains(logs+body, testKey) {
+						t.Error("the API key appears in the log or the metrics")
+					}
+					// A body is never read whole: the oversize one is 64 MiB.
+					if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+						t.Errorf("the scrape allocated %d MiB", alloc>>20)
+					}
+					t.Logf("log: %s", strings.TrimSpace(logs))
 
-				e.sim.ClearFaults()
-				if fc.name == "429 with Retry-After" {
-					time.Sleep(1100 * time.Millisecond) // the back-off the API asked for
-				}
-				if _, body := e.scrape(t, "1.5"); series(t, body)["global_stability_up"] != 1 {
-					t.Errorf("after the fault cleared, up is not 1:\n%s", body)
-				}
-				e.close()
+					e.sim.ClearFaults()
+					if fc.name == "429 with Retry-After" {
+						time.Sleep(1100 * time.Millisecond) // the back-off the API asked for
+					}
+					if _, body := e.scrape(t, "1.5"); series(t, body)["global_stability_up"] != 1 {
+						t.Errorf("after the fault cleared, up is not 1:\n%s", body)
+					}
+					e.close()
+				})
 			})
 		}
 	}
@@ -317,154 +317,166 @@ var invalidCases = []struct {
 // counts it under its field, every other series is there, and one warning
 // says what was left out.
 func TestEveryInvalidValueOnEveryEndpoint(t *testing.T) {
-	healthy := newEnv(t, simulator.Config{}, nil)
-	_, body := healthy.scrape(t, "")
-	healthySeries := series(t, body)
+	var healthySeries map[string]float64
+	inBubble(t, func(t *testing.T) {
+		_, body := newEnv(t, simulator.Config{}, nil).scrape(t, "")
+		healthySeries = series(t, body)
+	})
 	for _, tc := range slice(t, invalidCases) {
 		endpoint, ic := tc.endpoint, tc.c
 		t.Run(endpoint+"/"+ic.name, func(t *testing.T) {
-			iv := invalidValueOf(t, endpoint)
-			e := newEnv(t, simulator.Config{}, nil)
-			doc := healthyBody(t, endpoint)
-			if _, paged := doc["next_cursor"]; paged {
-				// One fixed body serves every page: make it the only one.
-				doc["next_cursor"] = nil
-			}
-			e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, doc, iv.path, ic.change)})
-			reference := healthySeries
-			if _, paged := doc["next_cursor"]; paged {
-				// The reference for a one-page list: the same body unbroken.
-				ref := newEnv(t, simulator.Config{}, nil)
-				ref.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, healthyBody(t, endpoint), []any{"next_cursor"}, func(p map[string]any, k string) { p[k] = nil })})
-				_, refBody := ref.scrape(t, "")
-				reference = series(t, refBody)
-			}
-			_, body := e.scrape(t, "")
-			s := series(t, body)
-			if sample(t, s, "global_stability_up") != 1 || sample(t, s, fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", endpoint)) != 1 {
-				t.Fatalf("a bad value failed the scrape:\n%s", e.logs)
-			}
-			if got := sample(t, s, fmt.Sprintf("global_stability_invalid_values{endpoint=%q,field=%q}", endpoint, iv.field)); got != 1 {
-				t.Errorf("invalid_values{field=%q} = %v, want 1", iv.field, got)
-			}
-			if !iv.gone(s, reference) {
-				t.Errorf("the series of the bad value is still there, or more went with it:\n%s", body)
-			}
-			for _, other := range endpointLabels() {
-				if other == endpoint {
-					continue
+			inBubble(t, func(t *testing.T) {
+				iv := invalidValueOf(t, endpoint)
+				e := newEnv(t, simulator.Config{}, nil)
+				doc := healthyBody(t, endpoint)
+				if _, paged := doc["next_cursor"]; paged {
+					// One fixed body serves every page: make it the only one.
+					doc["next_cursor"] = nil
 				}
-				for _, o := range owned(other) {
-					if !o.in(s) {
-						t.Errorf("series %s of %s went missing", o, other)
+				e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, doc, iv.path, ic.change)})
+				reference := healthySeries
+				if _, paged := doc["next_cursor"]; paged {
+					// The reference for a one-page list: the same body unbroken.
+					ref := newEnv(t, simulator.Config{}, nil)
+					ref.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: mutate(t, healthyBody(t, endpoint), []any{"next_cursor"}, func(p map[string]any, k string) { p[k] = nil })})
+					_, refBody := ref.scrape(t, "")
+					reference = series(t, refBody)
+				}
+				_, body := e.scrape(t, "")
+				s := series(t, body)
+				if sample(t, s, "global_stability_up") != 1 || sample(t, s, fmt.Sprintf("global_stability_scrape_success{endpoint=%q}", endpoint)) != 1 {
+					t.Fatalf("a bad value failed the scrape:\n%s", e.logs)
+				}
+				if got := sample(t, s, fmt.Sprintf("global_stability_invalid_values{endpoint=%q,field=%q}", endpoint, iv.field)); got != 1 {
+					t.Errorf("invalid_values{field=%q} = %v, want 1", iv.field, got)
+				}
+				if !iv.gone(s, reference) {
+					t.Errorf("the series of the bad value is still there, or more went with it:\n%s", body)
+				}
+				for _, other := range endpointLabels() {
+					if other == endpoint {
+						continue
+					}
+					for _, o := range owned(other) {
+						if !o.in(s) {
+							t.Errorf("series %s of %s went missing", o, other)
+						}
 					}
 				}
-			}
-			logs := strings.TrimSpace(e.logs.String())
-			if lines := strings.Split(logs, "\n"); len(lines) != 1 || !strings.Contains(lines[0], "level=warn") || !strings.Contains(lines[0], " endpoint="+endpoint+" ") {
-				t.Errorf("want one warning naming %s, got %d lines:\n%q", endpoint, len(lines), logs)
-			}
+				logs := strings.TrimSpace(e.logs.String())
+				if lines := strings.Split(logs, "\n"); len(lines) != 1 || !strings.Contains(lines[0], "level=warn") || !strings.Contains(lines[0], " endpoint="+endpoint+" ") {
+					t.Errorf("want one warning naming %s, got %d lines:\n%q", endpoint, len(lines), logs)
+				}
+			})
 		})
 	}
 }
 
 func TestExtraFieldsAreIgnored(t *testing.T) {
-	for _, endpoint := range endpointLabels() {
-		doc := healthyBody(t, endpoint)
-		if _, paged := doc["next_cursor"]; paged {
-			doc["next_cursor"] = nil // one fixed body serves every page: make it the last
+	inBubble(t, func(t *testing.T) {
+		for _, endpoint := range endpointLabels() {
+			doc := healthyBody(t, endpoint)
+			if _, paged := doc["next_cursor"]; paged {
+				doc["next_cursor"] = nil // one fixed body serves every page: make it the last
+			}
+			extra := mutate(t, doc, invalidValueOf(t, endpoint).path, func(p map[string]any, k string) { p["x_unknown_"+k] = map[string]any{"n": []any{1, "two", nil}} })
+			extra = strings.Replace(extra, "{", `{"api_version":"1.4","meta":{"warnings":[]},`, 1)
+			e := newEnv(t, simulator.Config{}, nil)
+			e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: extra})
+			if _, body := e.scrape(t, ""); series(t, body)["global_stability_up"] != 1 {
+				t.Errorf("%s: extra fields made the scrape fail: %s", endpoint, e.logs)
+			}
 		}
-		extra := mutate(t, doc, invalidValueOf(t, endpoint).path, func(p map[string]any, k string) { p["x_unknown_"+k] = map[string]any{"n": []any{1, "two", nil}} })
-		extra = strings.Replace(extra, "{", `{"api_version":"1.4","meta":{"warnings":[]},`, 1)
-		e := newEnv(t, simulator.Config{}, nil)
-		e.sim.SetFault(endpoint, simulator.Fault{Kind: simulator.FaultBody, Body: extra})
-		if _, body := e.scrape(t, ""); series(t, body)["global_stability_up"] != 1 {
-			t.Errorf("%s: extra fields made the scrape fail: %s", endpoint, e.logs)
-		}
-	}
+	})
 }
 
 // TestKeyEchoedByUpstreamIsRedacted: an upstream that echoes the
 // Authorization header back, in an error body or a non-JSON 200 body,
 // still never gets the key into the log or the metrics, even at debug.
 func TestKeyEchoedByUpstreamIsRedacted(t *testing.T) {
-	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/global-stability"):
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error":"invalid key","received":%q}`, auth)
-		case strings.HasSuffix(r.URL.Path, "/summaries"):
-			w.Header().Set("Content-Type", "text/html; x="+strings.TrimPrefix(auth, "Bearer "))
-			fmt.Fprint(w, auth)
-		default:
-			fmt.Fprintf(w, "<html>%s</html>", auth)
+	inBubble(t, func(t *testing.T) {
+		echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth := r.Header.Get("Authorization")
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/global-stability"):
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprintf(w, `{"error":"invalid key","received":%q}`, auth)
+			case strings.HasSuffix(r.URL.Path, "/summaries"):
+				w.Header().Set("Content-Type", "text/html; x="+strings.TrimPrefix(auth, "Bearer "))
+				fmt.Fprint(w, auth)
+			default:
+				fmt.Fprintf(w, "<html>%s</html>", auth)
+			}
+		})
+		e := newEnv(t, simulator.Config{}, echo)
+		_, body := e.scrape(t, "")
+		if logs := e.logs.String(); strings.Contains(logs+body, testKey) || !strings.Contains(logs, "<redacted>") {
+			t.Errorf("want the echoed key redacted everywhere; log:\n%s", logs)
 		}
 	})
-	e := newEnv(t, simulator.Config{}, echo)
-	_, body := e.scrape(t, "")
-	if logs := e.logs.String(); strings.Contains(logs+body, testKey) || !strings.Contains(logs, "<redacted>") {
-		t.Errorf("want the echoed key redacted everywhere; log:\n%s", logs)
-	}
 }
 
 func TestMaxRequestsLimitsConcurrentScrapes(t *testing.T) {
-	e := newEnv(t, simulator.Config{Latency: 500 * time.Millisecond}, nil)
-	h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second, InFlight: make(chan struct{}, 2)})
-	codes := make(chan int, 6)
-	for range 6 {
-		go func() {
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-			codes <- w.Code
-		}()
-	}
-	count := map[int]int{}
-	for range 6 {
-		count[<-codes]++
-	}
-	if count[200] != 2 || count[503] != 4 {
-		t.Errorf("with --web.max-requests=2, 6 concurrent scrapes got %v, want two 200 and four 503", count)
-	}
+	inBubble(t, func(t *testing.T) {
+		e := newEnv(t, simulator.Config{Latency: 500 * time.Millisecond}, nil)
+		h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 5 * time.Second, InFlight: make(chan struct{}, 2)})
+		codes := make(chan int, 6)
+		for range 6 {
+			go func() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+				codes <- w.Code
+			}()
+		}
+		count := map[int]int{}
+		for range 6 {
+			count[<-codes]++
+		}
+		if count[200] != 2 || count[503] != 4 {
+			t.Errorf("with --web.max-requests=2, 6 concurrent scrapes got %v, want two 200 and four 503", count)
+		}
+	})
 }
 
 // TestLoad200ConcurrentScrapes: every scrape answers whole, the upstream
 // sees one collection's worth of requests, and memory stays bounded.
 func TestLoad200ConcurrentScrapes(t *testing.T) {
-	e := newEnv(t, simulator.Config{Latency: 300 * time.Millisecond}, nil)
-	h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 10 * time.Second})
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
+	inBubble(t, func(t *testing.T) {
+		e := newEnv(t, simulator.Config{Latency: 300 * time.Millisecond}, nil)
+		h := handler.New(handler.Options{Collections: e.scraper, Gatherer: prometheus.NewRegistry(), Logger: log.NewNopLogger(), DefaultTimeout: 10 * time.Second})
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 
-	const scrapes = 200
-	type outcome struct {
-		code int
-		up   bool
-	}
-	results := make(chan outcome, scrapes)
-	for range scrapes {
-		go func() {
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-			s, err := promtext.Parse(w.Body.String())
-			up, ok := s.Get("global_stability_up")
-			results <- outcome{w.Code, err == nil && ok && up == 1}
-		}()
-	}
-	for range scrapes {
-		if o := <-results; o.code != 200 || !o.up {
-			t.Errorf("a scrape answered %d (up 1: %v)", o.code, o.up)
+		const scrapes = 200
+		type outcome struct {
+			code int
+			up   bool
 		}
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	// The scrapes arrive within the 300ms the first collection is in flight:
-	// one collection, 1 + 4 + 3 + 1 + 1 requests.
-	if got, want := e.sim.TotalRequests(), oneCollection(3); got != want {
-		t.Errorf("%d concurrent scrapes sent %d upstream requests, want one collection's %d", scrapes, got, want)
-	}
-	if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 16<<20 {
-		t.Errorf("heap in use grew by %d MiB over %d scrapes", grown>>20, scrapes)
-	}
+		results := make(chan outcome, scrapes)
+		for range scrapes {
+			go func() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+				s, err := promtext.Parse(w.Body.String())
+				up, ok := s.Get("global_stability_up")
+				results <- outcome{w.Code, err == nil && ok && up == 1}
+			}()
+		}
+		for range scrapes {
+			if o := <-results; o.code != 200 || !o.up {
+				t.Errorf("a scrape answered %d (up 1: %v)", o.code, o.up)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		// The scrapes arrive within the 300ms the first collection is in flight:
+		// one collection, 1 + 4 + 3 + 1 + 1 requests.
+		if got, want := e.sim.TotalRequests(), oneCollection(3); got != want {
+			t.Errorf("%d concurrent scrapes sent %d upstream requests, want one collection's %d", scrapes, got, want)
+		}
+		if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 16<<20 {
+			t.Errorf("heap in use grew by %d MiB over %d scrapes", grown>>20, scrapes)
+		}
+	})
 }

@@ -44,32 +44,34 @@ func (p bigPage) write(w io.Writer) {
 // of one string leaves nothing of it behind: after a few ordinary scrapes
 // the live heap is back where it was before (the runtime's own count).
 func TestTheHeapReturnsAfterALargePage(t *testing.T) {
-	var big atomic.Bool
-	sim := simulator.New(simulator.Config{Key: testKey})
-	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/conflict" && big.Load() {
-			w.Header().Set("Content-Type", "application/json")
-			bigPage{size: 16<<20 - 1024}.write(w)
-			return
+	inBubble(t, func(t *testing.T) {
+		var big atomic.Bool
+		sim := simulator.New(simulator.Config{Key: testKey})
+		upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/conflict" && big.Load() {
+				w.Header().Set("Content-Type", "application/json")
+				bigPage{size: 16<<20 - 1024}.write(w)
+				return
+			}
+			sim.ServeHTTP(w, r)
+		})
+		e := newEnv(t, simulator.Config{}, upstream)
+		for range 3 {
+			e.scrape(t, "")
 		}
-		sim.ServeHTTP(w, r)
-	})
-	e := newEnv(t, simulator.Config{}, upstream)
-	for range 3 {
-		e.scrape(t, "")
-	}
-	idle := liveHeap()
+		idle := liveHeap()
 
-	big.Store(true)
-	_, body := e.scrape(t, "")
-	if v := series(t, body)[`global_stability_conflict_events`]; v != 1 {
-		t.Fatalf("the large page was not read: events %v\n%s\n%s", v, body, e.logs)
-	}
-	big.Store(false)
-	for range 3 {
-		e.scrape(t, "")
-	}
-	if after := liveHeap(); after > idle+4<<20 {
-		t.Errorf("live heap %d KiB after a 16 MiB page and three scrapes, %d KiB before: something of the page is still held", after>>10, idle>>10)
-	}
+		big.Store(true)
+		_, body := e.scrape(t, "")
+		if v := series(t, body)[`global_stability_conflict_events`]; v != 1 {
+			t.Fatalf("the large page was not read: events %v\n%s\n%s", v, body, e.logs)
+		}
+		big.Store(false)
+		for range 3 {
+			e.scrape(t, "")
+		}
+		if after := liveHeap(); after > idle+4<<20 {
+			t.Errorf("live heap %d KiB after a 16 MiB page and three scrapes, %d KiB before: something of the page is still held", after>>10, idle>>10)
+		}
+	})
 }

@@ -5,9 +5,9 @@ package collector
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-kit/log"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/pipenet"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 
@@ -31,19 +32,29 @@ func family(fams []*dto.MetricFamily, name string) *dto.MetricFamily {
 	return nil
 }
 
+// newRenderCollections are collections of every endpoint of sim, over
+// in-memory connections: call it in a synctest bubble.
+func newRenderCollections(t *testing.T, sim *simulator.Simulator, c endpoint.Config) *Collections {
+	t.Helper()
+	net := pipenet.Serve(sim)
+	t.Cleanup(net.Close)
+	cl, err := client.New(client.Config{BaseURL: "http://api.test", APIKey: client.StaticKey(renderKey), HTTPClient: net.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewCollections(Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All(), Endpoint: c})
+}
+
 // TestScrapesThatSawAllShareOneRendering: concurrent scrapes that waited
 // for every result of one collection are handed the same families, not a
 // copy each (the memory of 40 concurrent scrapes depends on it); a scrape
 // cut short by its deadline renders what it saw itself.
 func TestScrapesThatSawAllShareOneRendering(t *testing.T) {
-	sim := simulator.New(simulator.Config{Key: renderKey, Latency: 300 * time.Millisecond})
-	srv := httptest.NewServer(sim)
-	defer srv.Close()
-	cl, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(renderKey)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewCollections(Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All()})
+	synctest.Test(t, testScrapesThatSawAllShareOneRendering)
+}
+
+func testScrapesThatSawAllShareOneRendering(t *testing.T) {
+	s := newRenderCollections(t, simulator.New(simulator.Config{Key: renderKey, Latency: 300 * time.Millisecond}), endpoint.Config{})
 
 	var wg sync.WaitGroup
 	results := make([][]*dto.MetricFamily, 3)
@@ -113,15 +124,12 @@ func TestGatheringLeavesTheSharedRenderingAsItIs(t *testing.T) {
 // answer from the store without a request (each scrape a collection of its
 // own) share one rendering; once an answer is new, it is rendered anew.
 func TestAWarmStoreSharesOneRendering(t *testing.T) {
+	synctest.Test(t, testAWarmStoreSharesOneRendering)
+}
+
+func testAWarmStoreSharesOneRendering(t *testing.T) {
 	sim := simulator.New(simulator.Config{Key: renderKey, CacheControl: "max-age=600"})
-	srv := httptest.NewServer(sim)
-	defer srv.Close()
-	cl, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(renderKey)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := endpoint.NewStore(true)
-	s := NewCollections(Config{Client: cl, Logger: log.NewNopLogger(), Endpoints: endpoint.All(), Endpoint: endpoint.Config{Store: store}})
+	s := newRenderCollections(t, sim, endpoint.Config{Store: endpoint.NewStore(true)})
 	gather := func() *dto.Metric {
 		fams, _, err := s.Gather(context.Background())
 		if err != nil {

@@ -53,9 +53,9 @@ func newAPIMetrics(first ...string) *APIMetrics {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels(names...))
 	}
 	m := &APIMetrics{
-		requests: counter("api_requests_total", "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (304: the API confirmed what was stored; \"error\" when no response arrived).", "endpoint", "code"),
-		bytes:    counter("api_received_bytes_total", "Body bytes received from the Global Stability API, as sent (compressed if gzip), by endpoint.", "endpoint"),
-		Reused:   counter("api_responses_reused_total", "Collections of an endpoint that reused its stored answer instead of a new body, by reason: fresh (the API's Cache-Control or Expires allowed it; no request), not_modified (the API answered 304), refresh_interval (the spec's refresh interval had not passed since its as_of; no request).", "endpoint", "reason"),
+		requests: counter("api_requests_total", "Requests sent to the Global Stability API over the exporter's life, by endpoint and HTTP status code (304: the API confirmed what was stored; \"error\" when no response arrived). Not counted: answers reused without a request, and scrapes that asked nothing (HEAD, refused).", "endpoint", "code"),
+		bytes:    counter("api_received_bytes_total", "Body bytes received from the Global Stability API, as sent (compressed if gzip), by endpoint. Not counted: headers, answers reused without a request or confirmed by a 304, and a body refused unread for its Content-Length.", "endpoint"),
+		Reused:   counter("api_responses_reused_total", "Collections of an endpoint that reused its stored answer instead of a new body, by reason: fresh (the API's Cache-Control or Expires allowed it; no request), not_modified (the API answered 304), refresh_interval (the spec's refresh interval had not passed since its as_of; no request). Not counted: collections that read a new body; a collection that several scrapes share counts once.", "endpoint", "reason"),
 	}
 	for _, q := range quotas {
 		m.quota = append(m.quota, prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: q.name, Help: q.help}, labels("endpoint")))

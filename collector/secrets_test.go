@@ -21,6 +21,7 @@ import (
 	"github.com/global-stability/global_stability_exporter/handler"
 	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/pipenet"
 )
 
 // echoKeys are a mixed-case key and one holding every character some
@@ -148,37 +149,39 @@ func TestTheKeyNeverLeavesThroughAnEcho(t *testing.T) {
 	for _, key := range echoKeys {
 		for _, tc := range echoCases {
 			t.Run(fmt.Sprintf("%.4s…/%s", key, tc.name), func(t *testing.T) {
-				healthy := fakeAPI(healthyBodies(func(p string) string {
-					return `{"pillar":"` + p + `","delta_24h":0.5,"indicators":[],"as_of":"2026-11-22T00:00:00Z"}`
-				}, healthyOverview("stable")))
-				upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if strings.TrimPrefix(r.URL.Path, "/v1/") != tc.endpoint {
-						healthy.ServeHTTP(w, r)
-						return
+				inBubble(t, func(t *testing.T) {
+					healthy := fakeAPI(healthyBodies(func(p string) string {
+						return `{"pillar":"` + p + `","delta_24h":0.5,"indicators":[],"as_of":"2026-11-22T00:00:00Z"}`
+					}, healthyOverview("stable")))
+					upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if strings.TrimPrefix(r.URL.Path, "/v1/") != tc.endpoint {
+							healthy.ServeHTTP(w, r)
+							return
+						}
+						tc.respond(w, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+					})
+					logs, body := scrapeWithKey(t, upstream, key)
+					tc.check(t, parseSamples(t, body))
+					if piece := leakcheck.Find(logs, key); piece != "" {
+						t.Errorf("the log shows %q of the key:\n%s", piece, logs)
 					}
-					tc.respond(w, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+					if piece := leakcheck.Find(body, key); piece != "" {
+						t.Errorf("/metrics shows %q of the key", piece)
+					}
 				})
-				logs, body := scrapeWithKey(t, upstream, key)
-				tc.check(t, parseSamples(t, body))
-				if piece := leakcheck.Find(logs, key); piece != "" {
-					t.Errorf("the log shows %q of the key:\n%s", piece, logs)
-				}
-				if piece := leakcheck.Find(body, key); piece != "" {
-					t.Errorf("/metrics shows %q of the key", piece)
-				}
 			})
 		}
 	}
 }
 
 // scrapeWithKey scrapes once through an exporter whose client sends key,
-// logging at debug, and returns the log and the exposition.
+// logging at debug, and returns the log and the exposition. Call it in a
+// bubble (inBubble).
 func scrapeWithKey(t *testing.T, upstream http.Handler, key string) (string, string) {
 	t.Helper()
-	srv := httptest.NewServer(upstream)
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(func() { transport.CloseIdleConnections(); srv.Close() })
-	cl, err := client.New(client.Config{BaseURL: srv.URL, APIKey: client.StaticKey(key), HTTPClient: &http.Client{Transport: transport}})
+	net := pipenet.Serve(upstream)
+	t.Cleanup(net.Close)
+	cl, err := client.New(client.Config{BaseURL: "http://api.test", APIKey: client.StaticKey(key), HTTPClient: net.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,8 +131,8 @@ func selects(expr string, selectors ...string) bool {
 }
 
 // seriesOf evaluates expr now and returns the labels of each series.
-func seriesOf(base, expr string) ([]map[string]string, error) {
-	r, err := promGet(base, "/api/v1/query", url.Values{"query": {expr}})
+func seriesOf(base, expr, at string) ([]map[string]string, error) {
+	r, err := promGet(base, "/api/v1/query", url.Values{"query": {expr}, "time": {at}})
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +178,7 @@ type panelCheck struct {
 	instances []string
 	vars      map[string]string
 	selectors []string
+	at        string // when to evaluate, Unix seconds (see whole); "" is now
 }
 
 // checkPanels evaluates every panel query of ds on the Prometheus at base,
@@ -240,7 +241,7 @@ func checkPanel(t *testing.T, base, file string, p grafana.Panel, pillar string,
 		if unresolved.MatchString(expr) {
 			t.Errorf("%s / %q: unresolved variable in %s", file, p.Title, expr)
 		}
-		series, err := seriesOf(base, expr)
+		series, err := seriesOf(base, expr, c.at)
 		switch {
 		case err != nil:
 			t.Errorf("%s / %q / %s: %s does not evaluate: %v", file, p.Title, tg.RefID, expr, err)

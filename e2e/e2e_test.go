@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -85,23 +84,22 @@ func start(t *testing.T, name string, args ...string) *bytes.Buffer {
 }
 
 // waitListening returns once addr accepts a connection, failing the test
-// if the process ends first or a minute passes.
+// if the process ends first.
 func waitListening(t *testing.T, name, addr string, exited <-chan struct{}) {
 	t.Helper()
-	deadline, tick := time.After(time.Minute), time.NewTicker(20*time.Millisecond)
-	defer tick.Stop()
-	for {
-		if conn, err := net.Dial("tcp", addr); err == nil {
-			conn.Close()
-			return
-		}
+	if poll(t, func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("%s ended before listening on %s", filepath.Base(name), addr)
-		case <-deadline:
-			t.Fatalf("%s not listening on %s after a minute", filepath.Base(name), addr)
-		case <-tick.C:
+		default:
 		}
+		conn, err := net.Dial("tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	}) != nil {
+		t.Fatalf("%s not listening on %s by the test's deadline", filepath.Base(name), addr)
 	}
 }
 
@@ -114,6 +112,15 @@ func repoPath(t *testing.T, rel string) string {
 	return p
 }
 
+// group is a rule group as Prometheus' API lists it.
+type group struct {
+	Name           string
+	LastEvaluation time.Time
+	Rules          []struct {
+		Name, Query, Health, LastError, Type string
+	}
+}
+
 type promResult struct {
 	Status    string
 	ErrorType string
@@ -121,13 +128,8 @@ type promResult struct {
 	Data      struct {
 		ResultType string
 		Result     json.RawMessage
-		Groups     []struct {
-			Name  string
-			Rules []struct {
-				Name, Query, Health, LastError, Type string
-			}
-		}
-		Alerts []struct {
+		Groups     []group
+		Alerts     []struct {
 			Labels map[string]string
 			State  string
 		}
@@ -252,22 +254,13 @@ scrape_configs:
 
 	// Wait for enough samples that rate() and delta() have two points, and
 	// for the recording rules to have run.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		n, err := query(t, base, `count_over_time(global_stability_up[1m]) >= 5 and on(instance) count by (instance) (global_stability:api_requests:rate5m) > 0`)
-		if err == nil && n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no samples from the exporters after 60s (last error: %v)", err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	eventually(t, base, `count_over_time(global_stability_up[1m]) >= 5 and on(instance) count by (instance) (global_stability:api_requests:rate5m) > 0`, 2)
 	if n, _ := query(t, base, `global_stability_up == 1`); n != 2 {
 		t.Fatalf("global_stability_up is 1 on %d exporters, want the demo's and the account's", n)
 	}
 
-	checked := checkPanels(t, base, s.dashboards, panelCheck{instances: []string{demo, account}, selectors: s.selectors})
+	at := whole(t, base, fmt.Sprintf("job=%q", s.job), 2)
+	checked := checkPanels(t, base, s.dashboards, panelCheck{instances: []string{demo, account}, selectors: s.selectors, at: at})
 	t.Logf("evaluated %d panel queries", checked)
 
 	// Every rule loaded, parsed and evaluated without error.
@@ -323,6 +316,34 @@ scrape_configs:
 		resp.Body.Close()
 		promtoolRun(t, promtool, dir, scrape, "check", "metrics")
 	}
+}
+
+// whole waits for a moment of the last half minute at which each of the n
+// instances of sel had answered its last scrape whole (global_stability_up
+// 1), and returns it, in Unix seconds, for queries to be evaluated at: on a
+// loaded machine an endpoint may miss a scrape's deadline, and a query
+// evaluated just after would find its series gone.
+func whole(t *testing.T, base, sel string, n int) string {
+	t.Helper()
+	var at string
+	if poll(t, func() bool {
+		end := time.Now()
+		r, err := promGet(base, "/api/v1/query_range", url.Values{"query": {fmt.Sprintf("count(global_stability_up{%s} == 1)", sel)},
+			"start": {fmt.Sprint(end.Add(-30 * time.Second).Unix())}, "end": {fmt.Sprint(end.Unix())}, "step": {"0.25"}})
+		var series []struct{ Values [][2]any }
+		if err != nil || json.Unmarshal(r.Data.Result, &series) != nil || len(series) != 1 {
+			return false
+		}
+		for _, v := range series[0].Values {
+			if v[1] == strconv.Itoa(n) {
+				at = fmt.Sprint(v[0])
+			}
+		}
+		return at != ""
+	}) != nil {
+		t.Fatalf("no moment at which the %d instances of %s had all answered whole", n, sel)
+	}
+	return at
 }
 
 // buildExporter builds the exporter into dir and returns its path.
@@ -416,8 +437,7 @@ scrape_configs:
 		"GlobalStabilityScoreUnavailable/a/global-stability",
 	}, "\n")
 	var got string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	if poll(t, func() bool {
 		r, err := promGet(base, "/api/v1/alerts", nil)
 		if err == nil {
 			var active []string
@@ -433,21 +453,15 @@ scrape_configs:
 			sort.Strings(active)
 			got = strings.Join(active, "\n")
 		}
-		if got == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("active alerts about missing data after 60s (error %v):\n%s\nwant exactly:\n%s", err, got, want)
-		}
-		time.Sleep(500 * time.Millisecond)
+		return got == want
+	}) != nil {
+		t.Fatalf("active alerts about missing data by the test's deadline:\n%s\nwant exactly:\n%s", got, want)
 	}
 }
 
 func promtoolRun(t *testing.T, promtool, dir string, stdin []byte, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, promtool, args...)
+	cmd := exec.CommandContext(t.Context(), promtool, args...)
 	cmd.Dir = dir
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

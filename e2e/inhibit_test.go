@@ -195,10 +195,10 @@ func TestInhibitionsAsTheRunbookSays(t *testing.T) {
 
 	// Alertmanager marks an alert inhibited when it lists it, once the
 	// inhibitor has seen the source: wait until every alert is listed as
-	// expected or a minute has passed, then report each difference.
+	// expected or the test's deadline nears, then report each difference.
 	var got map[string]bool
 	var last error
-	_ = poll(func() bool {
+	_ = poll(t, func() bool {
 		got, last = inhibitedAlerts(base)
 		return last == nil && maps.Equal(got, want)
 	})
@@ -269,7 +269,7 @@ func TestOneNotificationPerCauseAndTarget(t *testing.T) {
 
 	// Once every alert has been notified, count each case's notifications.
 	var got map[string]int
-	if err := poll(func() bool {
+	if err := poll(t, func() bool {
 		hook.mu.Lock()
 		defer hook.mu.Unlock()
 		got = map[string]int{}
@@ -280,7 +280,7 @@ func TestOneNotificationPerCauseAndTarget(t *testing.T) {
 		}
 		return notified >= len(alerts)
 	}); err != nil {
-		t.Fatalf("not every alert notified after a minute; notifications:\n%s", describe(hook.all))
+		t.Fatalf("not every alert notified by the test's deadline; notifications:\n%s", describe(hook.all))
 	}
 	for label, n := range want {
 		if got[label] != n {

@@ -100,7 +100,8 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 	// and names each series with its target where it shows both.
 	eventually(t, base, `count(count_over_time(global_stability_up[1m]) >= 5) + count(global_stability:api_requests:rate5m > 0 or global_stability:api_requests:rate5m == 0) > 0`, 1)
 	eventually(t, base, `count by (target) (global_stability:api_requests:rate5m{job="global_stability_exporter"})`, 2)
-	n := checkPanels(t, base, committedDashboards(t), panelCheck{instances: []string{"prod", "staging"}, selectors: []string{defaultSelector, exporterSelector}})
+	at := whole(t, base, `job="global_stability"`, 2)
+	n := checkPanels(t, base, committedDashboards(t), panelCheck{instances: []string{"prod", "staging"}, selectors: []string{defaultSelector, exporterSelector}, at: at})
 	t.Logf("evaluated %d panel queries for targets prod and staging", n)
 
 	// A third target, announced by SIGHUP.
@@ -177,11 +178,11 @@ func TestSeveralAccountsAlertsFire(t *testing.T) {
 	base := "http://" + promAddr
 
 	// firing waits until the firing alerts of name are want (each by its
-	// job/instance/target), for up to a minute.
+	// job/instance/target), until the test's deadline nears.
 	firing := func(name string, want ...string) {
 		t.Helper()
 		var got []string
-		if err := poll(func() bool {
+		if err := poll(t, func() bool {
 			r, err := promGet(base, "/api/v1/alerts", nil)
 			if err != nil {
 				return false
@@ -195,7 +196,7 @@ func TestSeveralAccountsAlertsFire(t *testing.T) {
 			sort.Strings(got)
 			return slices.Equal(got, want)
 		}); err != nil {
-			t.Fatalf("%s firing for %q after a minute, want %q", name, got, want)
+			t.Fatalf("%s firing for %q by the test's deadline, want %q", name, got, want)
 		}
 	}
 	firing("GlobalStabilityAPIQuotaLow", "global_stability_exporter/"+exporterAddr+"/prod")
@@ -212,7 +213,7 @@ func TestSeveralAccountsAlertsFire(t *testing.T) {
 	// target's page follows it.
 	_ = exporter.Process.Kill()
 	firing("GlobalStabilityExporterDown", "global_stability_exporter/"+exporterAddr+"/")
-	time.Sleep(10 * time.Second) // twice the scaled "for": a target's page would be firing by now
+	evaluated(t, base, time.Now().Add(10*time.Second)) // twice the scaled "for": a target's page would be firing by now
 	firing("GlobalStabilityExporterDown", "global_stability_exporter/"+exporterAddr+"/")
 }
 
@@ -267,19 +268,13 @@ func prometheusTargetsConfig(t *testing.T, exporterAddr, rules string, extra map
 	return out
 }
 
-// eventually waits until expr returns want series, for up to a minute.
+// eventually waits until expr returns want series, until the test's deadline nears.
 func eventually(t *testing.T, base, expr string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		n, err := query(t, base, expr)
-		if err == nil && n == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d series (err %v) after a minute, want %d", expr, n, err, want)
-		}
-		time.Sleep(250 * time.Millisecond)
+	var n int
+	var err error
+	if poll(t, func() bool { n, err = query(t, base, expr); return err == nil && n == want }) != nil {
+		t.Fatalf("%s: %d series (err %v) by the test's deadline, want %d", expr, n, err, want)
 	}
 }
 

@@ -6,9 +6,11 @@
 //
 // Strict about the document, lenient about values: a body that is not the
 // spec's document (not a JSON object, a page without its list or
-// next_cursor, a list given twice, another pillar's drilldown) fails whole;
-// a bad value is left out and counted under its field, a bad item costs
-// that item only. Of a repeated key, the last counts.
+// next_cursor, another pillar's drilldown) fails whole; a bad value is left
+// out and counted under its field, a bad item costs that item only. A key
+// read given twice in one object, whatever it holds, is trusted in neither
+// place: the document fails, or in a list's item, the item is left out and
+// counted.
 package endpoint
 
 import (

@@ -24,6 +24,7 @@ type Collection struct {
 	keys   [][]byte            // List.Item's names as JSON writes a member's (`"lat":`)
 	unique int                 // index of List.Unique in List.Item, or -1
 	seen   map[uint64]struct{} // fingerprints of List.Unique values in this walk
+	given  []string            // the keys read of the current document
 	result Result
 }
 
@@ -83,18 +84,18 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 		}
 		return "", &client.DecodeError{Field: "(body)", Err: fmt.Errorf("got JSON %s where an object is due", kindName(jsontext.Value{c}.Kind()))}
 	}
-	var haveList, haveNext bool
+	col.given = col.given[:0]
 	err = s.each(func(_ int, name []byte) (err error) {
 		switch {
 		case e.List != nil && string(name) == e.List.Name:
-			if haveList {
-				return &client.DecodeError{Field: e.List.Name, Err: errors.New("appears twice")}
+			if err = col.once(e.List.Name); err == nil {
+				err = col.readList(s, page)
 			}
-			haveList = true
-			return col.readList(s, page)
+			return err
 		case e.Paged && string(name) == "next_cursor":
-			haveNext = true
-			next, err = readCursor(s)
+			if err = col.once("next_cursor"); err == nil {
+				next, err = readCursor(s)
+			}
 			return err
 		}
 		return col.readField(s, string(name))
@@ -102,6 +103,7 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 	if err != nil {
 		return "", err
 	}
+	haveList, haveNext := e.List != nil && slices.Contains(col.given, e.List.Name), slices.Contains(col.given, "next_cursor")
 	switch c, err := s.peek(); {
 	case err != nil:
 		return "", err
@@ -128,6 +130,9 @@ func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 func (col *Collection) readField(s *scanner, key string) error {
 	fields := col.e.Fields
 	if i := index(fields, key); i >= 0 {
+		if err := col.once(key); err != nil {
+			return err
+		}
 		raw, err := s.value()
 		if err != nil {
 			return err
@@ -141,11 +146,14 @@ func (col *Collection) readField(s *scanner, key string) error {
 	var members []int
 	for i, f := range fields {
 		if strings.HasPrefix(f.Name, key+".") {
-			members, col.fields[i] = append(members, i), missing // the last occurrence of key counts
+			members = append(members, i)
 		}
 	}
 	if len(members) == 0 {
 		return s.skip()
+	}
+	if err := col.once(key); err != nil {
+		return err
 	}
 	if c, err := s.peek(); err == nil && c == '{' {
 		return s.each(func(_ int, name []byte) error { return col.readField(s, key+"."+string(name)) })
@@ -206,7 +214,8 @@ func (col *Collection) readList(s *scanner, page int) error {
 }
 
 // readItem judges one item into item. It is unusable when a required field
-// is bad (its index) or it is not an object (its kind).
+// is bad or any field appears twice (its index), or it is not an object
+// (its kind).
 func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind jsontext.Kind, err error) {
 	fields := col.e.List.Item
 	if c, err := s.peek(); err != nil || c != '{' {
@@ -221,7 +230,7 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 	// Items usually name their fields in one order, as written in keys: the
 	// member after the last one read is looked for first, unscanned (each
 	// member scanned, then looked up, was a fifth of a page's instructions).
-	next := 0
+	next, given := 0, uint64(0) // the fields read, by bit (a list item has fewer than 64)
 	for first := true; ; first = false {
 		switch more, err := s.more('}', first); {
 		case err != nil:
@@ -243,6 +252,14 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 			}
 		}
 		next = i + 1
+		if given&(1<<i) != 0 { // a key read twice leaves the item out (twice)
+			item[i].bad = twice
+			if err := s.skip(); err != nil {
+				return -1, 0, err
+			}
+			continue
+		}
+		given |= 1 << i
 		if fields[i].Each {
 			if err := col.readEach(s, fields[i], &item[i]); err != nil {
 				return -1, 0, err
@@ -262,7 +279,7 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 func (col *Collection) judged(item []fieldState) int {
 	fields := col.e.List.Item
 	for i, f := range fields {
-		if !f.Optional && !f.Each && item[i].bad != "" {
+		if (!f.Optional && !f.Each || item[i].bad == twice) && item[i].bad != "" {
 			return i
 		}
 	}
@@ -277,44 +294,18 @@ func (col *Collection) judged(item []fieldState) int {
 	return -1
 }
 
-// maxEachValues bounds the distinct values an item's field of Each keeps
-// (an event names a handful of actors); the values past them are left out
-// unread, counted.
-const maxEachValues = 32
+// twice is a key the exporter reads given twice in one object: JSON leaves
+// its meaning open (RFC 8259, 4), and a body read as it arrives cannot take
+// back what the first one counted. The document fails; an item is left out.
+const twice = "appears twice"
 
-// readEach judges each value of an item's array by f's rule into st.names,
-// once each, walking the array as a list is walked: one value at a time.
-func (col *Collection) readEach(s *scanner, f Field, st *fieldState) error {
-	st.names, st.bad, st.left = st.names[:0], "", 0 // of a repeated key, the last counts
-	if c, err := s.peek(); err != nil || c != '[' {
-		raw, err := s.value()
-		st.bad, st.left = wrongKind(raw.Kind(), "an array"), 1
-		return err
+func (col *Collection) once(key string) error {
+	if slices.Contains(col.given, key) {
+		return &client.DecodeError{Field: key, Err: errors.New(twice)}
 	}
-	return s.each(func(int, []byte) error {
-		bad := tooManyValues
-		if len(st.names) < maxEachValues {
-			raw, err := s.value()
-			if err != nil {
-				return err
-			}
-			var v Value
-			if v, bad = f.Rule(raw, &col.c); bad == "" && !slices.ContainsFunc(st.names, func(n Value) bool { return n.Str == v.Str }) {
-				st.names = append(st.names, v)
-			}
-		} else if err := s.skip(); err != nil {
-			return err
-		}
-		if bad != "" {
-			if st.left++; st.left == 1 {
-				st.bad = bad
-			}
-		}
-		return nil
-	})
+	col.given = append(col.given, key)
+	return nil
 }
-
-var tooManyValues = "more than " + strconv.Itoa(maxEachValues) + " distinct values in one item"
 
 // index is the position in fields of the field named name, or -1.
 func index[S string | []byte](fields []Field, name S) int {

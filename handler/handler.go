@@ -48,7 +48,7 @@ type Options struct {
 func NewScrapesCounter(labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "global_stability_exporter_scrapes_total",
-		Help: "Scrapes served of the metrics path, or probes of a target (refused ones not counted): what the API requests of global_stability_api_requests_total were spent on.",
+		Help: "Scrapes served of the metrics path, or probes of a target: what the API requests of global_stability_api_requests_total were spent on. Not counted: HEAD requests, scrapes refused at --web.max-requests, and probes of a name that is no target.",
 	}, labels)
 }
 

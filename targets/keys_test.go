@@ -4,9 +4,8 @@ package targets_test
 
 import (
 	"net/http"
-	"runtime"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/targets"
@@ -18,10 +17,11 @@ import (
 // that replaces the target (the new one holds it too) or removes it while
 // a probe of it is in flight; and lets go of it once that probe has ended.
 func TestEveryKeyIsHeldFromBuildToLastProbe(t *testing.T) {
-	release := make(chan struct{})
+	release, arrived, once := make(chan struct{}), make(chan struct{}), sync.Once{}
 	stay := newAccount(t, "key-stay-0123456789abcdef", 1, nil)
 	leave := newAccount(t, "key-leave-0123456789abcdef", 2, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			once.Do(func() { close(arrived) })
 			<-release
 			h.ServeHTTP(w, r)
 		})
@@ -45,9 +45,7 @@ func TestEveryKeyIsHeldFromBuildToLastProbe(t *testing.T) {
 		defer close(probed)
 		probe(t, set, "target=leave")
 	}()
-	for n := 0; n == 0; n, _ = leave.requests() { // the probe is in flight
-		runtime.Gosched()
-	}
+	<-arrived // the probe is in flight
 	// stay changes (a new target, the same key); leave goes.
 	targetsFile(t, dir, accounts, map[string]string{"stay": "    timeout: 20s\n"}, "stay")
 	if err := set.Reload(); err != nil {
@@ -58,11 +56,9 @@ func TestEveryKeyIsHeldFromBuildToLastProbe(t *testing.T) {
 			held(leave.key), held(stay.key))
 	}
 	close(release)
-	<-probed
-	for deadline := time.Now().Add(10 * time.Second); held(leave.key); runtime.Gosched() {
-		if time.Now().After(deadline) {
-			t.Fatal("the removed target's key is still held after its last probe ended")
-		}
+	<-probed // the probe's end is the target's: nothing is left for later
+	if held(leave.key) {
+		t.Error("the removed target's key is still held after its last probe ended")
 	}
 	if !held(stay.key) {
 		t.Error("the changed target's key was let go with the target it replaced")

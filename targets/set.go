@@ -28,6 +28,7 @@ type Set struct {
 
 	reloadMu sync.Mutex // one reload at a time, from reading the file to publishing it
 	current  atomic.Pointer[live]
+	lookup   func(name string) (*Target, bool) // Get; a test holds a probe around it
 
 	reloadOK   prometheus.Gauge
 	reloadTime prometheus.Gauge
@@ -65,6 +66,7 @@ func newSet(path string, defaults Settings, named []Named, env Env) (*Set, error
 		}),
 	}
 	s.current.Store(&live{byName: map[string]*Target{}})
+	s.lookup = s.Get
 	if err := s.replace(named); err != nil {
 		return nil, err
 	}
@@ -102,8 +104,8 @@ func (s *Set) Reload() error {
 }
 
 // replace builds the targets of named that differ from those running,
-// keeps the others (Same), publishes the new generation and closes what it
-// replaced. Nothing is published unless every target could be built.
+// keeps the others (Same), publishes the new generation and lets go of what
+// it replaced. Nothing is published unless every target could be built.
 func (s *Set) replace(named []Named) error {
 	old := s.current.Load()
 	next := &live{byName: map[string]*Target{}}
@@ -114,8 +116,7 @@ func (s *Set) replace(named []Named) error {
 			var err error
 			if t, err = New(n.Name, n.Settings, s.env); err != nil {
 				for _, b := range built { // never served: no probe holds them
-					_, running := old.byName[b.Name]
-					b.close(func() bool { return !running }) // a running target's series are its own
+					b.release(s)
 				}
 				return fmt.Errorf("targets[%d] (%s): %w", i, redact.Readable(n.Name), err) // as Load names a target
 			}
@@ -128,11 +129,11 @@ func (s *Set) replace(named []Named) error {
 	changed := 0
 	for name, t := range old.byName {
 		switch n, ok := next.byName[name]; {
-		case !ok: // its series go, unless a later reload serves its name again first
-			go t.close(func() bool { _, served := s.Get(name); return !served })
+		case !ok:
+			t.release(s)
 			removed = append(removed, name)
 		case n != t:
-			go t.close(func() bool { return false })
+			t.release(s)
 			changed++
 		}
 	}
@@ -161,18 +162,16 @@ func (s *Set) ServeProbe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for {
-		t, ok := s.Get(names[0])
+		t, ok := s.lookup(names[0])
 		if !ok { // the name comes from the request
 			http.Error(w, fmt.Sprintf("unknown target %q: a target is a name from the targets' file (%s), never a URL", redact.Readable(names[0]), s.names()), http.StatusBadRequest)
 			return
 		}
-		t.use.RLock()
-		if !t.closed { // else a reload replaced it meanwhile: look again
-			defer t.use.RUnlock()
+		if t.acquire() { // else a reload closed it meanwhile: look again
+			defer t.release(s)
 			t.probe.ServeHTTP(w, r)
 			return
 		}
-		t.use.RUnlock()
 	}
 }
 

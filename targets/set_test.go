@@ -316,11 +316,7 @@ func TestReloadKeepsWhatDidNotChange(t *testing.T) {
 	if code, _ := probe(t, set, "target=removed"); code != http.StatusBadRequest {
 		t.Errorf("a removed target: %d, want 400", code)
 	}
-	// Its series go once its probes in flight are done (none here).
-	deadline := time.Now().Add(5 * time.Second)
-	for value(t, env.reg, "global_stability_api_requests_total", "target", "removed") != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Its series go with the reload: no probe of it was in flight.
 	if v := value(t, env.reg, "global_stability_api_requests_total", "target", "removed"); v != 0 {
 		t.Errorf("a removed target's request counter is still exported: %v", v)
 	}
@@ -373,9 +369,10 @@ func TestAFailedReloadKeepsTheRunningTargets(t *testing.T) {
 // answered (and its one scrape slot is taken), another target's probe is
 // served at once.
 func TestASlowTargetNeverHoldsAnother(t *testing.T) {
-	release := make(chan struct{})
+	release, arrived, once := make(chan struct{}), make(chan struct{}), sync.Once{}
 	slow := newAccount(t, "key-slow-0123456789", 1, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			once.Do(func() { close(arrived) })
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -394,9 +391,7 @@ func TestASlowTargetNeverHoldsAnother(t *testing.T) {
 		defer close(slowDone)
 		probe(t, set, "target=slow")
 	}()
-	for n := 0; n == 0; n, _ = slow.requests() { // the slow probe is in flight
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-arrived // the slow probe is in flight
 	if code, _ := probe(t, set, "target=slow"); code != http.StatusServiceUnavailable {
 		t.Errorf("a second probe of the slow target beside the first: %d, want 503 (its limit is 1)", code)
 	}

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,10 +58,10 @@ type Target struct {
 	inFlight chan struct{} // --web.max-requests, this target's own
 	probe    http.Handler  // its series only, for /probe
 
-	// use is held by each probe, and by close to wait for them; closed
-	// then turns later probes to the set's next generation.
-	use    sync.RWMutex
-	closed bool
+	// holds counts the set serving the target (or, before, its builder)
+	// and each probe of it. The last to let go closes it, so nothing waits
+	// for a probe, and a probe that finds it closed looks again.
+	holds atomic.Int64
 }
 
 // New builds a target from validated settings: the one place where a
@@ -70,6 +69,7 @@ type Target struct {
 // here, can fail it; its errors name the field.
 func New(name string, s Settings, env Env) (*Target, error) {
 	t := &Target{Name: name, Settings: s, env: env, logger: env.Logger}
+	t.holds.Store(1)
 	labels := []string{}
 	if env.Named {
 		labels = append(labels, name)
@@ -182,16 +182,26 @@ func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
 	})
 }
 
-// close waits for the target's probes in flight, then gives up its
-// connections and key ring, and its series when forget says so (a target
-// replaced by one of the same name keeps them: its counters go on).
-func (t *Target) close(forget func() bool) {
-	t.use.Lock()
-	t.closed = true
-	t.use.Unlock()
+// acquire takes a hold of the target for a probe; false once it is closed.
+func (t *Target) acquire() bool {
+	for n := t.holds.Load(); n > 0; n = t.holds.Load() {
+		if t.holds.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// release lets go of a hold. The last gives up the target's connections
+// and key ring, and its series unless set serves its name (a target
+// replaced by one of the same name, or never served: the counters go on).
+func (t *Target) release(set *Set) {
+	if t.holds.Add(-1) > 0 {
+		return
+	}
 	t.client.CloseIdleConnections()
 	t.keys.Drop()
-	if forget() {
+	if _, served := set.Get(t.Name); !served {
 		t.env.API.Forget(t.Name)
 		t.env.Scrapes.DeleteLabelValues(t.Name)
 	}

@@ -48,6 +48,19 @@ func notes(t *testing.T, release, namespace string, values map[string]any) strin
 	return cm.Data["notes"]
 }
 
+// checkConfig loads jobs, as NOTES print them, in Prometheus' own checker.
+func checkConfig(t *testing.T, name string, jobs []map[string]any) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "prometheus.yml")
+	config, _ := json.Marshal(map[string]any{"scrape_configs": jobs}) // JSON is YAML
+	if err := os.WriteFile(file, config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(tool(t, "promtool"), "check", "config", file).CombinedOutput(); err != nil {
+		t.Errorf("%s: Prometheus refuses the scrape configuration NOTES print: %v\n%s\n%s", name, err, config, out)
+	}
+}
+
 // printedScrape is the scrape configuration that NOTES.txt prints, and its
 // command that renders the rules, with the mixin config it passes.
 func printedScrape(t *testing.T, text string) (jobs []map[string]any, command, config string) {
@@ -69,9 +82,10 @@ func printedScrape(t *testing.T, text string) (jobs []map[string]any, command, c
 
 // TestNotesWithoutTheOperator: where the cluster has no ServiceMonitor,
 // NOTES print a scrape configuration and a render command for the rules,
-// and they work: the real exporter with the release's targets' file,
-// scraped by a real Prometheus with the printed jobs (their addresses made
-// local), under the rules the printed command renders, delivers each
+// and they work as printed: the chart's defaults load in Prometheus; and
+// the real exporter with the release's targets' file, scraped by a real
+// Prometheus with the printed jobs unchanged (but for their addresses,
+// made local), under the rules the printed command renders, delivers each
 // target's probe and the exporter's own series where the rules and the
 // release's dashboards look. With one account, one job on /metrics.
 func TestNotesWithoutTheOperator(t *testing.T) {
@@ -80,12 +94,20 @@ func TestNotesWithoutTheOperator(t *testing.T) {
 		config != `{selector: "job=\"gse-global-stability-exporter\", namespace=\"monitoring\"", exporterSelector: "job=\"gse-global-stability-exporter\", namespace=\"monitoring\""}` {
 		t.Errorf("one account: NOTES print jobs %v and config %s", jobs, config)
 	}
+	for name, values := range map[string]map[string]any{"one account": required, "two targets": twoTargets("http://api.example.com")} {
+		jobs, _, _ := printedScrape(t, notes(t, "gse", "monitoring", values))
+		checkConfig(t, name, jobs)
+	}
 	if testing.Short() {
 		t.Skip("runs the exporter and Prometheus")
 	}
 	prometheus := tool(t, "prometheus")
 	simAddr := freeAddr(t)
 	values := twoTargets("http://" + simAddr)
+	// Short intervals, through the chart's values, so that they are printed
+	// and loaded as printed; distinct, so that printed swapped, the timeout
+	// over the interval, Prometheus refuses them.
+	values["serviceMonitor.interval"], values["serviceMonitor.scrapeTimeout"] = "2s", "1s"
 	text := notes(t, "gse", "monitoring", values)
 	const service = "gse-global-stability-exporter.monitoring.svc:10110"
 	if !strings.Contains(text, service) {
@@ -120,7 +142,9 @@ func TestNotesWithoutTheOperator(t *testing.T) {
 	// Prometheus with what NOTES print: the jobs, the rules rendered.
 	jobs, command, config := printedScrape(t, strings.ReplaceAll(text, service, exporterAddr))
 	for _, j := range jobs {
-		j["scrape_interval"], j["scrape_timeout"] = "1s", "1s"
+		if j["scrape_interval"] != "2s" || j["scrape_timeout"] != "1s" {
+			t.Errorf("NOTES print the job %v with scrape_interval %v and scrape_timeout %v; the values say 2s and 1s", j["job_name"], j["scrape_interval"], j["scrape_timeout"])
+		}
 	}
 	// The command as printed, in a shell, where mixin/ is the repository's.
 	tool(t, "jsonnet")
