@@ -62,8 +62,8 @@ $(GREMLINS):
 
 # Mutation testing of client/, endpoint/ and collector/ with the tests' -short mode
 # (GOFLAGS reaches the go test that gremlins runs per mutant). Slow (about
-# an hour on 2 cores), so not in CI: run it before a release and record
-# the summary in bench/MUTATION.md. Fails below 85% efficacy.
+# an hour on 2 cores), so not in CI: run it before a release; each
+# package's report is in .build/. Fails below 85% efficacy.
 mutation: $(GREMLINS)
 	@mkdir -p .build
 	failed=; for pkg in client endpoint collector; do \
