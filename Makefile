@@ -51,6 +51,8 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	go mod tidy -diff
+	cd bench/scanners && go mod tidy -diff
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
 
