@@ -121,11 +121,11 @@ func run(args []string) int {
 	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo,
 		// As many as Go's CPUs: more at once would wait for one, each holding a compressor.
 		Renderings: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	var byTarget []string
 	if env.Named {
-		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
-	} else {
-		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
+		byTarget = []string{"target"}
 	}
+	env.API, env.Scrapes = collector.NewAPIMetrics(byTarget...), handler.NewScrapesCounter(byTarget...)
 	set, metrics, err := build(demoCtx, c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)

@@ -120,7 +120,7 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			if c.demo {
 				api = "the built-in simulator (--demo): made-up data"
 			}
-			if st, ok := t.Collections.LastScrape(); ok {
+			if st := t.Collections.LastScrape(); st != nil {
 				last = fmt.Sprintf("%s, every endpoint answered (%d)", st.At.UTC().Format(time.RFC3339), st.Endpoints)
 				if len(st.Failed) > 0 {
 					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
