@@ -84,7 +84,8 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 	}
 	if set != nil {
 		mux.HandleFunc("/probe", set.ServeProbe)
-		mux.HandleFunc("/-/reload", set.ServeReload)
+		mux.HandleFunc("POST /-/reload", set.ServeReload) // another method: 405, by the mux
+		mux.HandleFunc("PUT /-/reload", set.ServeReload)
 	} else {
 		noTargets := func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "no targets: this exporter serves one API account, on "+c.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
@@ -93,7 +94,7 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 		mux.HandleFunc("/-/reload", noTargets)
 	}
 	if c.metricsPath != "/" {
-		mux.HandleFunc("/", landingPage(c, set, metrics, keys))
+		mux.HandleFunc("/{$}", landingPage(c, set, metrics, keys))
 	}
 	return mux
 }

@@ -187,14 +187,9 @@ func (s *Set) names() string {
 	return strings.Join(names, ", ")
 }
 
-// ServeReload serves POST (or PUT) /-/reload, as Prometheus and
-// blackbox_exporter do.
+// ServeReload serves /-/reload, routed for POST and PUT as by Prometheus
+// and blackbox_exporter.
 func (s *Set) ServeReload(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost && r.Method != http.MethodPut {
-		w.Header().Set("Allow", "POST, PUT")
-		http.Error(w, "reload with POST", http.StatusMethodNotAllowed)
-		return
-	}
 	if err := s.Reload(); err != nil {
 		http.Error(w, "failed to reload the targets' file: "+err.Error(), http.StatusInternalServerError)
 		return
