@@ -70,7 +70,7 @@ func (s *Collections) Gather(ctx context.Context) (fams []*dto.MetricFamily, sha
 	seen, complete := await(ctx, c)
 	s.finishScrape(seen)
 	if !complete { // cut short by its deadline: what it saw is its own
-		fams, err = s.render(func(ch chan<- prometheus.Metric) { s.results(ch, seen); s.emitBackoff(ch, seen) })
+		fams, err = render(func(ch chan<- prometheus.Metric) { s.results(ch, seen); s.emitBackoff(ch, seen) })
 		return fams, nil, err
 	}
 	c.renderOnce.Do(func() { c.rendering, c.renderErr = s.renderWhole(seen) })
@@ -78,7 +78,7 @@ func (s *Collections) Gather(ctx context.Context) (fams []*dto.MetricFamily, sha
 		return nil, nil, c.renderErr
 	}
 	quiet := false
-	own, err := s.render(func(ch chan<- prometheus.Metric) { quiet = s.emitBackoff(ch, seen) })
+	own, err := render(func(ch chan<- prometheus.Metric) { quiet = s.emitBackoff(ch, seen) })
 	if quiet {
 		shared = c.rendering
 	}
@@ -126,7 +126,7 @@ func (s *Collections) renderWhole(seen []result) (*Rendering, error) {
 		return s.rendered, nil
 	}
 	s.renderedFrom, s.rendered = nil, nil // held no longer than it can be shared
-	fams, err := s.render(func(ch chan<- prometheus.Metric) { s.results(ch, seen) })
+	fams, err := render(func(ch chan<- prometheus.Metric) { s.results(ch, seen) })
 	r := &Rendering{fams}
 	if err == nil && from != nil {
 		s.renderedFrom, s.rendered = from, r
@@ -135,7 +135,7 @@ func (s *Collections) renderWhole(seen []result) (*Rendering, error) {
 }
 
 // render gathers what emit sends, never changed after: scrapes share it.
-func (s *Collections) render(emit unchecked) ([]*dto.MetricFamily, error) {
+func render(emit unchecked) ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(emit)
 	return reg.Gather()
@@ -242,16 +242,13 @@ func (s *Collections) emitBackoff(ch chan<- prometheus.Metric, seen []result) (q
 // finishScrape logs a scrape's failures and keeps its outcome for LastScrape.
 func (s *Collections) finishScrape(seen []result) {
 	var fs []failure
-	st := ScrapeStatus{At: time.Now(), Endpoints: len(seen)}
 	for _, r := range seen {
 		if r.err != nil {
 			fs = append(fs, failure{r.endpoint.Label, r.err, r.endpoint.Paged})
-			st.Failed = append(st.Failed, r.endpoint.Label)
 		}
 	}
-	s.failures.report(fs)
-	st.Why = errorText(fs) // "" for none
-	s.last.Store(&st)
+	failed, why := s.failures.report(fs)
+	s.last.Store(&ScrapeStatus{At: time.Now(), Endpoints: len(seen), Failed: failed, Why: why})
 }
 
 // ScrapeStatus is what the last scrape saw, for the landing page.
