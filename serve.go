@@ -143,11 +143,7 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			b.WriteString("</ul>")
 		}
 		lc.ExtraHTML = b.String()
-		page, err := web.NewLandingPage(lc)
-		if err != nil {
-			http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
-			return
-		}
+		page, _ := web.NewLandingPage(lc) // fails only if the toolkit's own templates do
 		page.ServeHTTP(w, r)
 	}
 }
