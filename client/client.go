@@ -124,9 +124,6 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// CloseIdleConnections closes the idle connections of a client no longer used.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
-
 // String and GoString show only the redacted base URL, never the internals.
 func (c Client) String() string   { return "client.Client{" + c.base.Redacted() + "}" }
 func (c Client) GoString() string { return c.String() }

@@ -50,11 +50,11 @@ type Target struct {
 	API         string // the API's base address as it may be shown: no credentials, no /v1
 	Collections *collector.Collections
 
-	env    Env
-	client *client.Client
-	keys   *redact.Ring
-	serve  handler.Options // how its scrapes are served (its own --web.max-requests), but with which gatherer
-	probe  http.Handler    // its series only, for /probe
+	env   Env
+	http  *http.Client // its connections, closed with it
+	keys  *redact.Ring
+	serve handler.Options // how its scrapes are served (its own --web.max-requests), but with which gatherer
+	probe http.Handler    // its series only, for /probe
 
 	// holds counts the set serving the target (or, before, its builder)
 	// and each probe of it. The last to let go closes it, so nothing waits
@@ -114,7 +114,8 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	api := env.API.Target(labels, endpointLabels)
 	t.keys = env.Keys.NewRing()
-	t.client, err = client.New(client.Config{
+	t.http = hc
+	cl, err := client.New(client.Config{
 		BaseURL:          u.String(),
 		APIKey:           announceRotation(s.Key, s.KeyFrom, logger),
 		HTTPClient:       hc,
@@ -141,7 +142,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		store = endpoint.NewStore(s.HTTPCache)
 	}
 	t.Collections = collector.NewCollections(collector.Config{
-		Client:    t.client,
+		Client:    cl,
 		Logger:    logger,
 		Endpoints: endpoints,
 		Endpoint: endpoint.Config{
@@ -194,7 +195,7 @@ func (t *Target) release(set *Set) {
 	if t.holds.Add(-1) > 0 {
 		return
 	}
-	t.client.CloseIdleConnections()
+	t.http.CloseIdleConnections()
 	t.keys.Drop()
 	if _, served := set.Get(t.Name); !served {
 		t.env.API.Forget(t.Name)
