@@ -110,9 +110,6 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The demo simulator outlives the signal: scrapes in flight still need it.
-	demoCtx, stopDemo := context.WithCancel(context.Background())
-	defer stopDemo()
 	// Nothing may log around our logger, and so around the key's redaction.
 	routeStdlibLog(logger)
 
@@ -126,7 +123,7 @@ func run(args []string) int {
 		byTarget = []string{"target"}
 	}
 	env.API, env.Scrapes = collector.NewAPIMetrics(byTarget...), handler.NewScrapesCounter(byTarget...)
-	set, metrics, err := build(demoCtx, c, env)
+	set, metrics, err := build(c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1

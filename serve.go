@@ -30,8 +30,9 @@ var demoTargets = []string{"demo-a", "demo-b", "demo-c"}
 // build builds what the exporter scrapes: a targets' file's targets on
 // /probe; the demo's accounts on /probe (simulator.Demo: the last one's
 // quota runs out), the first on /metrics too, so that either way can be
-// tried; or the flags' one account on /metrics.
-func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Set, metrics *targets.Target, err error) {
+// tried; or the flags' one account on /metrics. The demo's simulator
+// serves until the process ends: scrapes in flight at shutdown need it.
+func build(c *config, env targets.Env) (set *targets.Set, metrics *targets.Target, err error) {
 	switch {
 	case c.configFile != "":
 		if set, err = targets.NewSet(c.configFile, c.defaults, env); err != nil {
@@ -41,7 +42,7 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 	case c.demo:
 		// Accounts with a random key and a world each, answering as a good
 		// API would, so that every page and gauge shows what it is for.
-		ln, err := new(net.ListenConfig).Listen(demoCtx, "tcp", "127.0.0.1:0")
+		ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
@@ -57,7 +58,6 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 		}
 		srv := &http.Server{Handler: simulator.Demo(keys...), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
-		context.AfterFunc(demoCtx, func() { _ = srv.Close() })
 		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
 		if set, err = targets.NewStaticSet(named, env); err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
