@@ -112,11 +112,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Keys == nil {
 		cfg.Keys = redact.New().NewRing()
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	// A scrape sends a request per endpoint to one host at once; Go's
-	// default of two idle connections per host would redial the rest.
-	t.MaxIdleConnsPerHost = 16
-	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: t})
+	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()})
 	c := &Client{cfg: cfg, base: base, http: &hc}
 	// Our own redirect policy: Go resends a hand-set Authorization header to
 	// the same host name on any scheme or port, and to its subdomains.
