@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
@@ -139,7 +138,7 @@ func (s *Set) replace(named []Named) error {
 	}
 	slices.Sort(removed)
 	s.reloadOK.Set(1)
-	s.reloadTime.Set(float64(time.Now().UnixNano()) / 1e9)
+	s.reloadTime.SetToCurrentTime()
 	if s.path != "" {
 		level.Info(s.env.Logger).Log("msg", "targets loaded", "file", redact.Readable(s.path), "targets", len(next.order), "kept", len(next.order)-len(built),
 			"added", len(built)-changed, "changed", changed, "removed", strings.Join(removed, ","))
