@@ -105,9 +105,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	refresh := map[string]time.Duration{} // the setting stands for each refresh interval the descriptions give
 	for _, e := range endpoints {
 		endpointLabels = append(endpointLabels, e.Label)
-		if c := cmp.Or(e.Group, e.Label); !slices.Contains(collectors, c) {
-			collectors = append(collectors, c)
-		}
+		collectors = append(collectors, cmp.Or(e.Group, e.Label)) // a group's endpoints are described together
 		if e.Refresh > 0 {
 			refresh[e.Label] = s.SummaryRefresh
 		}
@@ -167,7 +165,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		t.serve.InFlight = make(chan struct{}, env.MaxRequests)
 	}
 	t.probe = handler.New(t.serve)
-	level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", t.API, "key_from", s.KeyFrom, "collectors", strings.Join(collectors, ","))
+	level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", t.API, "key_from", s.KeyFrom, "collectors", strings.Join(slices.Compact(collectors), ","))
 	return t, nil
 }
 
