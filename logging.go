@@ -61,11 +61,9 @@ func (l redactingLogger) redacted(v any) any {
 		return l.redacted(v.Resolve().Any())
 	case string:
 		return l.keys.Redact(v)
-	case []byte:
-		return l.keys.Redact(string(v))
 	}
-	// fmt recovers a panicking String or Error method (a nil pointer's),
-	// so no value crashes the goroutine that logs.
+	// Bytes as text. fmt recovers a panicking String or Error method (a
+	// nil pointer's), so no value crashes the goroutine that logs.
 	return l.keys.Redact(fmt.Sprintf("%s", v))
 }
 

@@ -110,9 +110,6 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The demo simulator outlives the signal: scrapes in flight still need it.
-	demoCtx, stopDemo := context.WithCancel(context.Background())
-	defer stopDemo()
 	// Nothing may log around our logger, and so around the key's redaction.
 	routeStdlibLog(logger)
 
@@ -121,12 +118,12 @@ func run(args []string) int {
 	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo,
 		// As many as Go's CPUs: more at once would wait for one, each holding a compressor.
 		Renderings: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	var byTarget []string
 	if env.Named {
-		env.API, env.Scrapes = collector.NewTargetsAPIMetrics(), handler.NewScrapesCounter("target")
-	} else {
-		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
+		byTarget = []string{"target"}
 	}
-	set, metrics, err := build(demoCtx, c, env)
+	env.API, env.Scrapes = collector.NewAPIMetrics(byTarget...), handler.NewScrapesCounter(byTarget...)
+	set, metrics, err := build(c, env)
 	if err != nil {
 		level.Error(logger).Log("msg", "bad configuration", "err", err)
 		return 1

@@ -30,8 +30,9 @@ var demoTargets = []string{"demo-a", "demo-b", "demo-c"}
 // build builds what the exporter scrapes: a targets' file's targets on
 // /probe; the demo's accounts on /probe (simulator.Demo: the last one's
 // quota runs out), the first on /metrics too, so that either way can be
-// tried; or the flags' one account on /metrics.
-func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Set, metrics *targets.Target, err error) {
+// tried; or the flags' one account on /metrics. The demo's simulator
+// serves until the process ends: scrapes in flight at shutdown need it.
+func build(c *config, env targets.Env) (set *targets.Set, metrics *targets.Target, err error) {
 	switch {
 	case c.configFile != "":
 		if set, err = targets.NewSet(c.configFile, c.defaults, env); err != nil {
@@ -41,7 +42,7 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 	case c.demo:
 		// Accounts with a random key and a world each, answering as a good
 		// API would, so that every page and gauge shows what it is for.
-		ln, err := new(net.ListenConfig).Listen(demoCtx, "tcp", "127.0.0.1:0")
+		ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
@@ -57,7 +58,6 @@ func build(demoCtx context.Context, c *config, env targets.Env) (set *targets.Se
 		}
 		srv := &http.Server{Handler: simulator.Demo(keys...), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
-		context.AfterFunc(demoCtx, func() { _ = srv.Close() })
 		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
 		if set, err = targets.NewStaticSet(named, env); err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
@@ -84,7 +84,8 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 	}
 	if set != nil {
 		mux.HandleFunc("/probe", set.ServeProbe)
-		mux.HandleFunc("/-/reload", set.ServeReload)
+		mux.HandleFunc("POST /-/reload", set.ServeReload) // another method: 405, by the mux
+		mux.HandleFunc("PUT /-/reload", set.ServeReload)
 	} else {
 		noTargets := func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "no targets: this exporter serves one API account, on "+c.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
@@ -93,7 +94,7 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 		mux.HandleFunc("/-/reload", noTargets)
 	}
 	if c.metricsPath != "/" {
-		mux.HandleFunc("/", landingPage(c, set, metrics, keys))
+		mux.HandleFunc("/{$}", landingPage(c, set, metrics, keys))
 	}
 	return mux
 }
@@ -120,7 +121,7 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			if c.demo {
 				api = "the built-in simulator (--demo): made-up data"
 			}
-			if st, ok := t.Collections.LastScrape(); ok {
+			if st := t.Collections.LastScrape(); st != nil {
 				last = fmt.Sprintf("%s, every endpoint answered (%d)", st.At.UTC().Format(time.RFC3339), st.Endpoints)
 				if len(st.Failed) > 0 {
 					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
@@ -142,11 +143,7 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			b.WriteString("</ul>")
 		}
 		lc.ExtraHTML = b.String()
-		page, err := web.NewLandingPage(lc)
-		if err != nil {
-			http.Error(w, "cannot render the landing page", http.StatusInternalServerError)
-			return
-		}
+		page, _ := web.NewLandingPage(lc) // fails only if the toolkit's own templates do
 		page.ServeHTTP(w, r)
 	}
 }

@@ -51,7 +51,6 @@ type Config struct {
 	// HTTPClient carries TLS, proxy and timeout settings; its redirect
 	// policy is replaced. Nil: a clone of http.DefaultTransport.
 	HTTPClient    *http.Client
-	UserAgent     string // default global_stability_exporter/<version>
 	CursorParam   string // passes next_cursor back (the spec leaves it open); default "cursor"
 	PageSizeParam string // with PageSize, adds a page size to each page's request
 	PageSize      int
@@ -103,7 +102,6 @@ func New(cfg Config) (*Client, error) {
 	if cfg.APIKey == nil {
 		return nil, errors.New("no API key source")
 	}
-	cfg.UserAgent = cmp.Or(cfg.UserAgent, "global_stability_exporter/"+cmp.Or(version.Version, "dev"))
 	cfg.CursorParam = cmp.Or(cfg.CursorParam, "cursor")
 	cfg.MaxPages = cmp.Or(max(cfg.MaxPages, 0), DefaultMaxPages)
 	cfg.MaxResponseBytes = cmp.Or(max(cfg.MaxResponseBytes, 0), DefaultMaxResponseBytes)
@@ -114,20 +112,13 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Keys == nil {
 		cfg.Keys = redact.New().NewRing()
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	// A scrape sends a request per endpoint to one host at once; Go's
-	// default of two idle connections per host would redial the rest.
-	t.MaxIdleConnsPerHost = 16
-	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: t})
+	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()})
 	c := &Client{cfg: cfg, base: base, http: &hc}
 	// Our own redirect policy: Go resends a hand-set Authorization header to
 	// the same host name on any scheme or port, and to its subdomains.
 	hc.CheckRedirect = c.checkRedirect
 	return c, nil
 }
-
-// CloseIdleConnections closes the idle connections of a client no longer used.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
 // String and GoString show only the redacted base URL, never the internals.
 func (c Client) String() string   { return "client.Client{" + c.base.Redacted() + "}" }
@@ -155,7 +146,7 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	req := (&http.Request{Method: http.MethodGet, URL: &u, Header: http.Header{}}).WithContext(ctx)
 	// Accept-Encoding by hand: gzip is asked for and undone (decodedBody)
 	// whatever the caller's transport does (prometheus/common's disables Go's).
-	for name, value := range map[string]string{"Authorization": "Bearer " + key, "User-Agent": c.cfg.UserAgent, "Accept": "application/json",
+	for name, value := range map[string]string{"Authorization": "Bearer " + key, "User-Agent": version.ComponentUserAgent("global_stability_exporter"), "Accept": "application/json",
 		"Accept-Encoding": "gzip", "If-None-Match": v.ETag, "If-Modified-Since": v.LastModified} {
 		if value != "" {
 			req.Header.Set(name, value)

@@ -85,14 +85,6 @@ func (e *DecodeError) Error() string {
 }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// RetryAfter returns the Retry-After err carries, if any.
-func RetryAfter(err error) (time.Duration, bool) {
-	if se, ok := errors.AsType[*StatusError](err); ok && se.RetryAfter > 0 {
-		return se.RetryAfter, true
-	}
-	return 0, false
-}
-
 // parseRetryAfter reads Retry-After as delay-seconds or an HTTP date (RFC
 // 9110 10.2.3), capped at a day; a bad or past value is 0.
 func parseRetryAfter(v string, now time.Time) time.Duration {

@@ -55,7 +55,7 @@ func validators(h http.Header) Validators {
 // lifetime less its age when received, the larger of Age plus the round
 // trip and the Date's lag behind our clock.
 func freshness(h http.Header, requested, received time.Time) Freshness {
-	cc := cacheControl(h.Values("Cache-Control"))
+	cc := params(strings.Join(h.Values("Cache-Control"), ","))
 	// Vary: * matches no later request (RFC 9111 4.1); other Vary needs no
 	// check: a client's requests all send the same headers and key.
 	if _, ok := cc["no-store"]; ok || httpguts.HeaderValuesContainsToken(h.Values("Vary"), "*") {
@@ -81,19 +81,6 @@ func freshness(h http.Header, requested, received time.Time) Freshness {
 	apparent := max(received.Sub(date), 0)
 	corrected := deltaSeconds(strings.TrimSpace(h.Get("Age"))) + max(received.Sub(requested), 0)
 	return Freshness{Until: received.Add(min(lifetime, MaxFreshness) - max(apparent, corrected))}
-}
-
-// cacheControl parses Cache-Control, names lowered, arguments unquoted; the first wins.
-func cacheControl(values []string) map[string]string {
-	out := map[string]string{}
-	for _, part := range strings.Split(strings.Join(values, ","), ",") {
-		name, arg, _ := strings.Cut(strings.TrimSpace(part), "=")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if _, seen := out[name]; name != "" && !seen {
-			out[name] = strings.Trim(strings.TrimSpace(arg), `"`)
-		}
-	}
-	return out
 }
 
 // deltaSeconds parses a non-negative number of seconds, 0 if it is not one;

@@ -24,41 +24,35 @@ type RateLimit struct {
 	Window    time.Duration // the window's length; 0 if not sent
 }
 
-// rateLimit reads a response's quota, received at now.
+// rateLimit reads a response's quota, received at now: the first
+// convention, newest first, that gives a count or a reset.
 func rateLimit(h http.Header, now time.Time) RateLimit {
 	// IETF: RateLimit's first item, and the policy (q=) of its name, else the first.
 	var ietf, policy sfItem
 	if items := sfList(h.Values("RateLimit")); len(items) > 0 {
-		if _, ok := items[0].params["r"]; ok || items[0].params["t"] != "" {
-			ietf = items[0]
-		}
+		ietf = items[0]
 	}
 	for _, p := range sfList(h.Values("RateLimit-Policy")) {
 		if _, ok := p.params["q"]; ok && (policy.params == nil || p.name == ietf.name && policy.name != ietf.name) {
 			policy = p
 		}
 	}
-	var d07 convention
-	p := structuredParams(h.Get("RateLimit"))
-	_, hasLimit := p["limit"]
-	if _, hasRemaining := p["remaining"]; hasLimit || hasRemaining {
-		d07 = convention{p["limit"], p["remaining"], p["reset"], h.Get("RateLimit-Policy"), false}
-	}
+	d07 := params(h.Get("RateLimit"))
 	for _, c := range []convention{
 		{policy.params["q"], ietf.params["r"], ietf.params["t"], ";w=" + policy.params["w"], false},
-		d07,
-		{h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), "", false},
+		{d07["limit"], d07["remaining"], d07["reset"], h.Get("RateLimit-Policy"), false},
+		{h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), h.Get("RateLimit-Limit"), false},
 		{h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), "", true},
 	} {
-		if q := c.quota(now); q.Limit >= 0 || q.Remaining >= 0 || !q.Reset.IsZero() || q.Window > 0 {
+		if q := c.quota(now); q.Limit >= 0 || q.Remaining >= 0 || !q.Reset.IsZero() {
 			return q
 		}
 	}
 	return RateLimit{Limit: -1, Remaining: -1}
 }
 
-// convention is one convention's fields as sent: policy holds the window
-// where the limit does not, and a reset may be Unix seconds where unix.
+// convention is one convention's fields as sent: policy holds the window,
+// and a reset may be Unix seconds where unix.
 type convention struct {
 	limit, remaining, reset, policy string
 	unix                            bool
@@ -66,12 +60,11 @@ type convention struct {
 
 // quota reads c's values; one that is no valid count is absent.
 func (c convention) quota(now time.Time) RateLimit {
-	r := RateLimit{Limit: -1, Remaining: -1}
-	// "100, 100;w=60": the first number is the quota, the first plausible w= its window.
+	r := RateLimit{Limit: -1, Remaining: -1, Window: window(c.policy)}
+	// "100, 100;w=60": the first number is the quota.
 	first, _, _ := strings.Cut(strings.TrimSpace(strings.Split(c.limit, ",")[0]), ";")
 	if n, ok := count(first); ok {
 		r.Limit = n
-		r.Window = window(c.limit)
 	}
 	if n, ok := count(c.remaining); ok {
 		r.Remaining = n
@@ -83,9 +76,6 @@ func (c convention) quota(now time.Time) RateLimit {
 		case n < 1e9: // seconds from now; more would be a date, or nonsense
 			r.Reset = now.Add(time.Duration(n) * time.Second)
 		}
-	}
-	if r.Window == 0 {
-		r.Window = window(c.policy)
 	}
 	return r
 }
@@ -106,14 +96,15 @@ func count(s string) (float64, bool) {
 	return float64(n), err == nil && n <= 1<<53
 }
 
-// structuredParams reads the parameters of an item (`"n";q=100;w=60`) or a
-// dictionary (`limit=100, remaining=50`), keys lowered; the first key wins.
-func structuredParams(v string) map[string]string {
+// params reads the directives of Cache-Control, the members of a
+// dictionary (`limit=100, remaining=50`) or an item's parameters
+// (`;q=100;w=60`) leniently: names lowered, values unquoted, the first wins.
+func params(v string) map[string]string {
 	out := map[string]string{}
 	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
-		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
 		k = strings.ToLower(strings.TrimSpace(k))
-		if _, seen := out[k]; ok && !seen {
+		if _, seen := out[k]; k != "" && !seen {
 			out[k] = strings.Trim(strings.TrimSpace(val), `"`)
 		}
 	}
@@ -132,9 +123,9 @@ func sfList(values []string) []sfItem {
 	var out []sfItem
 	for _, v := range values {
 		for _, member := range strings.Split(v, ",") {
-			name, params, found := strings.Cut(member, ";")
+			name, rest, found := strings.Cut(member, ";")
 			if name = strings.Trim(strings.TrimSpace(name), `"`); name != "" || found {
-				out = append(out, sfItem{name: name, params: structuredParams(params)})
+				out = append(out, sfItem{name: name, params: params(rest)})
 			}
 		}
 	}

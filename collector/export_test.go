@@ -42,9 +42,8 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	c := s.join(e.ctx)
 	defer s.leave(c)
 	seen, _ := await(e.ctx, c)
-	em := s.emitter(ch)
-	em.results(seen)
-	s.emitBackoff(em, seen)
+	s.results(ch, seen)
+	s.emitBackoff(ch, seen)
 	s.finishScrape(seen)
 }
 

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-kit/log"
-	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -72,7 +70,7 @@ func (s *Collections) Gather(ctx context.Context) (fams []*dto.MetricFamily, sha
 	seen, complete := await(ctx, c)
 	s.finishScrape(seen)
 	if !complete { // cut short by its deadline: what it saw is its own
-		fams, err = s.render(func(em *emitter) { em.results(seen); s.emitBackoff(em, seen) })
+		fams, err = render(func(ch chan<- prometheus.Metric) { s.results(ch, seen); s.emitBackoff(ch, seen) })
 		return fams, nil, err
 	}
 	c.renderOnce.Do(func() { c.rendering, c.renderErr = s.renderWhole(seen) })
@@ -80,7 +78,7 @@ func (s *Collections) Gather(ctx context.Context) (fams []*dto.MetricFamily, sha
 		return nil, nil, c.renderErr
 	}
 	quiet := false
-	own, err := s.render(func(em *emitter) { quiet = s.emitBackoff(em, seen) })
+	own, err := render(func(ch chan<- prometheus.Metric) { quiet = s.emitBackoff(ch, seen) })
 	if quiet {
 		shared = c.rendering
 	}
@@ -128,7 +126,7 @@ func (s *Collections) renderWhole(seen []result) (*Rendering, error) {
 		return s.rendered, nil
 	}
 	s.renderedFrom, s.rendered = nil, nil // held no longer than it can be shared
-	fams, err := s.render(func(em *emitter) { em.results(seen) })
+	fams, err := render(func(ch chan<- prometheus.Metric) { s.results(ch, seen) })
 	r := &Rendering{fams}
 	if err == nil && from != nil {
 		s.renderedFrom, s.rendered = from, r
@@ -137,9 +135,9 @@ func (s *Collections) renderWhole(seen []result) (*Rendering, error) {
 }
 
 // render gathers what emit sends, never changed after: scrapes share it.
-func (s *Collections) render(emit func(*emitter)) ([]*dto.MetricFamily, error) {
+func render(emit unchecked) ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(unchecked(func(ch chan<- prometheus.Metric) { emit(s.emitter(ch)) }))
+	reg.MustRegister(emit)
 	return reg.Gather()
 }
 
@@ -149,33 +147,18 @@ type unchecked func(chan<- prometheus.Metric)
 func (unchecked) Describe(chan<- *prometheus.Desc)      {}
 func (f unchecked) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
-// emitter sends one scrape's metrics.
-type emitter struct {
-	ch        chan<- prometheus.Metric
-	logger    log.Logger
-	maxSeries int // series of the API's data (see shares)
-}
-
-func (s *Collections) emitter(ch chan<- prometheus.Metric) *emitter {
-	return &emitter{ch: ch, logger: s.Logger, maxSeries: cmp.Or(s.Endpoint.MaxSeries, endpoint.DefaultMaxSeries)}
-}
-
-// gauge sends a series; endpoint's rules make label values valid.
-func (e *emitter) gauge(desc *prometheus.Desc, v float64, labels ...string) {
-	m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...)
-	if err != nil {
-		level.Warn(e.logger).Log("msg", "series left out", "err", err) // a safety net; never seen
-		return
-	}
-	e.ch <- m
+// gauge sends a series. endpoint's rules make label values valid; were one
+// not, the registry turns the panic into the gathering's error.
+func gauge(ch chan<- prometheus.Metric, desc *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 }
 
 // results sends what a scrape exports of what it saw, the back-off aside.
-func (e *emitter) results(seen []result) {
+func (s *Collections) results(ch chan<- prometheus.Metric, seen []result) {
 	descs, capped := dataDescs()
 	up := 1.0
 	dropped := map[string]int{} // capped metric name → series left out
-	share := e.shares(seen)
+	share := shares(seen, cmp.Or(s.Endpoint.MaxSeries, endpoint.DefaultMaxSeries))
 	for i, r := range seen {
 		success := 0.0
 		if r.err == nil {
@@ -188,22 +171,22 @@ func (e *emitter) results(seen []result) {
 					}
 					share[c]--
 				}
-				e.gauge(descs[s.Metric], s.Value, s.Labels...)
+				gauge(ch, descs[s.Metric], s.Value, s.Labels...)
 			}
 			for _, f := range r.endpoint.InvalidFields() {
-				e.gauge(invalidValuesDesc, float64(r.data.Invalid.Counts[f]), r.endpoint.Label, f)
+				gauge(ch, invalidValuesDesc, float64(r.data.Invalid.Counts[f]), r.endpoint.Label, f)
 			}
 			for name, n := range r.data.Dropped {
 				dropped[name] += n
 			}
 		}
 		up = min(up, success)
-		e.gauge(scrapeSuccessDesc, success, r.endpoint.Label)
-		e.gauge(scrapeDurationDesc, r.duration.Seconds(), r.endpoint.Label)
+		gauge(ch, scrapeSuccessDesc, success, r.endpoint.Label)
+		gauge(ch, scrapeDurationDesc, r.duration.Seconds(), r.endpoint.Label)
 	}
-	e.gauge(upDesc, up)
+	gauge(ch, upDesc, up)
 	for _, m := range capped {
-		e.gauge(labelValuesDroppedDesc, float64(dropped[m.Name]), m.Name)
+		gauge(ch, labelValuesDroppedDesc, float64(dropped[m.Name]), m.Name)
 	}
 }
 
@@ -214,13 +197,13 @@ type claim struct {
 	metric *endpoint.Metric
 }
 
-// shares shares e.maxSeries out: every series of the API's data whose
+// shares shares out left, the series of the API's data: every series whose
 // labels are fixed first (a few dozen), then each claim an equal share of
 // what is left, one that needs less leaving the rest to the others; of an
 // uneven split, those needing most (then the descriptions' last) get one
 // more. The budget holds however many capped metrics there are.
-func (e *emitter) shares(seen []result) map[claim]int {
-	left, need := e.maxSeries, map[claim]int{}
+func shares(seen []result, left int) map[claim]int {
+	need := map[claim]int{}
 	var claims []claim
 	for i, r := range seen {
 		for _, s := range r.data.Samples { // none on error
@@ -246,12 +229,12 @@ func (e *emitter) shares(seen []result) map[claim]int {
 
 // emitBackoff sends the back-off gauge of each endpoint: time left now, so
 // it belongs to the scrape, not to the collection it shares. quiet: all 0.
-func (s *Collections) emitBackoff(em *emitter, seen []result) (quiet bool) {
+func (s *Collections) emitBackoff(ch chan<- prometheus.Metric, seen []result) (quiet bool) {
 	quiet = true
 	for _, r := range seen {
 		wait := s.backoffRemaining(r.endpoint.Label)
 		quiet = quiet && wait == 0
-		em.gauge(backoffDesc, wait.Seconds(), r.endpoint.Label)
+		gauge(ch, backoffDesc, wait.Seconds(), r.endpoint.Label)
 	}
 	return quiet
 }
@@ -259,16 +242,13 @@ func (s *Collections) emitBackoff(em *emitter, seen []result) (quiet bool) {
 // finishScrape logs a scrape's failures and keeps its outcome for LastScrape.
 func (s *Collections) finishScrape(seen []result) {
 	var fs []failure
-	st := ScrapeStatus{At: time.Now(), Endpoints: len(seen)}
 	for _, r := range seen {
 		if r.err != nil {
 			fs = append(fs, failure{r.endpoint.Label, r.err, r.endpoint.Paged})
-			st.Failed = append(st.Failed, r.endpoint.Label)
 		}
 	}
-	s.failures.report(fs)
-	st.Why = errorText(fs) // "" for none
-	s.last.Store(&st)
+	failed, why := s.failures.report(fs)
+	s.last.Store(&ScrapeStatus{At: time.Now(), Endpoints: len(seen), Failed: failed, Why: why})
 }
 
 // ScrapeStatus is what the last scrape saw, for the landing page.
@@ -279,10 +259,5 @@ type ScrapeStatus struct {
 	Why       string   // what the log line said of them: one clause per cause, redacted of the key
 }
 
-// LastScrape returns the latest scrape's outcome, or false before the first.
-func (s *Collections) LastScrape() (ScrapeStatus, bool) {
-	if st := s.last.Load(); st != nil {
-		return *st, true
-	}
-	return ScrapeStatus{}, false
-}
+// LastScrape returns the latest scrape's outcome, nil before the first.
+func (s *Collections) LastScrape() *ScrapeStatus { return s.last.Load() }

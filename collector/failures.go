@@ -42,8 +42,13 @@ type failureLog struct {
 	suppressed int       // scrapes with the same failures since then
 }
 
-// report logs the failures of one scrape (none: a whole scrape).
-func (l *failureLog) report(failures []failure) {
+// report logs the failures of one scrape (none: a whole scrape), and
+// returns the endpoints that failed and why, as the log line says.
+func (l *failureLog) report(failures []failure) (endpoints []string, why string) {
+	for _, f := range failures {
+		endpoints = append(endpoints, f.endpoint)
+	}
+	why = errorText(failures) // "" for none
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	sig := signature(failures)
@@ -53,13 +58,9 @@ func (l *failureLog) report(failures []failure) {
 	case sig == "":
 	case sig == l.last && time.Since(l.loggedAt) < failureRepeat:
 		l.suppressed++
-		return
+		return endpoints, why
 	default:
-		endpoints := make([]string, len(failures))
-		for i, f := range failures {
-			endpoints[i] = f.endpoint
-		}
-		kv := []any{"msg", "scrape failed", "failed_endpoints", strings.Join(endpoints, ","), "err", errorText(failures)}
+		kv := []any{"msg", "scrape failed", "failed_endpoints", strings.Join(endpoints, ","), "err", why}
 		if hint := failureHint(failures); hint != "" {
 			kv = append(kv, "hint", hint)
 		}
@@ -69,6 +70,7 @@ func (l *failureLog) report(failures []failure) {
 		level.Error(l.logger).Log(kv...)
 	}
 	l.last, l.loggedAt, l.suppressed = sig, time.Now(), 0
+	return endpoints, why
 }
 
 // errorText says each distinct cause once: every endpoint refused with one

@@ -42,7 +42,7 @@ func newCachingEnv(t *testing.T, upstream http.Handler, store *endpoint.Store, e
 	for _, e := range endpoints {
 		labels = append(labels, e.Label)
 	}
-	metrics := collector.NewAPIMetrics(labels)
+	metrics := collector.NewAPIMetrics().Target(nil, labels)
 	cl, err := client.New(client.Config{BaseURL: "http://api.test", APIKey: client.StaticKey(testKey), HTTPClient: net.Client(),
 		Observe: metrics.Observer(log.NewNopLogger())})
 	if err != nil {

@@ -40,15 +40,10 @@ var quotas = []struct {
 		func(q client.RateLimit) (float64, bool) { return q.Window.Seconds(), q.Window > 0 }},
 }
 
-// NewAPIMetrics returns the metrics of one API account, with a zero for
-// each endpoint of labels and reason, so that rate() sees the first reuse.
-func NewAPIMetrics(labels []string) *APIMetrics { return newAPIMetrics().Target(nil, labels) }
-
-// NewTargetsAPIMetrics returns the metrics of several accounts, by target.
-func NewTargetsAPIMetrics() *APIMetrics { return newAPIMetrics("target") }
-
-func newAPIMetrics(first ...string) *APIMetrics {
-	labels := func(names ...string) []string { return append(slices.Clone(first), names...) }
+// NewAPIMetrics returns the metrics of the API accounts, by target
+// (byTarget "target") or of the one account (none).
+func NewAPIMetrics(byTarget ...string) *APIMetrics {
+	labels := func(names ...string) []string { return append(slices.Clone(byTarget), names...) }
 	counter := func(name, help string, names ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels(names...))
 	}
@@ -63,8 +58,9 @@ func newAPIMetrics(first ...string) *APIMetrics {
 	return m
 }
 
-// Target returns one target's view of m (values: none for NewAPIMetrics),
-// with a zero for each endpoint and reason of reuse.
+// Target returns one target's view of m (values: none for the one
+// account), with a zero for each endpoint and reason of reuse, so that
+// rate() sees the first.
 func (m *APIMetrics) Target(values []string, endpoints []string) *APIMetrics {
 	v := m
 	if len(values) > 0 {

@@ -9,6 +9,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,8 +40,7 @@ type Config struct {
 // left, nor keep a finished result for a TTL.
 type Collections struct {
 	Config
-	condMu     sync.Mutex
-	conditions map[string]bool // lasting condition logged → whether it holds
+	conditions sync.Map // lasting condition logged → whether it holds
 	failures   failureLog
 	last       atomic.Pointer[ScrapeStatus]
 	backoff    sync.Map // endpoint label → when the API's Retry-After lets it be called again
@@ -56,9 +56,7 @@ type Collections struct {
 
 // NewCollections returns Collections for cfg.
 func NewCollections(cfg Config) *Collections {
-	s := &Collections{Config: cfg, conditions: map[string]bool{}}
-	s.failures.logger = cfg.Logger
-	return s
+	return &Collections{Config: cfg, failures: failureLog{logger: cfg.Logger}}
 }
 
 // collection is one round of requests, running while a scrape waits for it.
@@ -160,8 +158,8 @@ func (s *Collections) start(ctx context.Context) *collection {
 				r.data, r.reuse, r.err = e.Fetch(c.ctx, s.Client, s.Endpoint)
 				r.duration = time.Since(c.started)
 				s.took(r)
-				if d, ok := client.RetryAfter(r.err); ok {
-					s.backoff.Store(e.Label, time.Now().Add(d))
+				if se, ok := errors.AsType[*client.StatusError](r.err); ok { // 0 unless a Retry-After
+					s.backoff.Store(e.Label, time.Now().Add(se.RetryAfter))
 				}
 			})
 			continue
@@ -209,11 +207,9 @@ func (s *Collections) took(r *result) {
 		return
 	}
 	changed := func(condition string, holds bool) bool {
-		s.condMu.Lock()
-		defer s.condMu.Unlock()
-		held := s.conditions[condition]
-		s.conditions[condition] = holds
-		return held != holds
+		held, _ := s.conditions.Swap(condition, holds)
+		was, _ := held.(bool)
+		return was != holds
 	}
 	switch n := d.Invalid.Total(); {
 	case !changed("invalid "+label, n > 0):
@@ -232,8 +228,5 @@ func (s *Collections) took(r *result) {
 		default:
 			level.Info(s.Logger).Log("msg", "no series left out any more", "endpoint", label, "metric", name)
 		}
-	}
-	if d.Duplicates > 0 {
-		level.Debug(s.Logger).Log("msg", "events repeated on later pages of the walk were counted once", "endpoint", label, "repeated", d.Duplicates)
 	}
 }

@@ -174,24 +174,20 @@ func (c *responses) get(ctx context.Context, rendering *collector.Rendering, key
 type response struct {
 	header http.Header
 	code   int
-	body   bytes.Buffer
+	bytes.Buffer
 }
 
 func (r *response) Header() http.Header  { return r.header }
 func (r *response) WriteHeader(code int) { r.code = cmp.Or(r.code, code) }
-func (r *response) Write(b []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	return r.body.Write(b)
-}
 
 // send writes r to w, its headers copied: w may change them, r is shared.
 func (r *response) send(w http.ResponseWriter) {
 	for k, v := range r.header {
 		w.Header()[k] = slices.Clone(v)
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(r.body.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(r.Len()))
 	w.WriteHeader(cmp.Or(r.code, http.StatusOK))
-	_, _ = w.Write(r.body.Bytes())
+	_, _ = w.Write(r.Bytes())
 }
 
 // ScrapeTimeout is X-Prometheus-Scrape-Timeout-Seconds (over 0, at most a

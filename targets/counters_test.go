@@ -146,7 +146,7 @@ func newLayout(t *testing.T, named bool, api simulator.Config) *layout {
 	env := newEnv(1) // a targets' file's, as main builds it
 	if !named {      // the one account's
 		env.Named, env.reg = false, prometheus.NewRegistry()
-		env.API, env.Scrapes = collector.NewAPIMetrics(nil), handler.NewScrapesCounter()
+		env.API, env.Scrapes = collector.NewAPIMetrics(), handler.NewScrapesCounter()
 		env.reg.MustRegister(env.API.Collectors()...)
 		env.reg.MustRegister(env.Scrapes)
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
@@ -139,7 +138,7 @@ func (s *Set) replace(named []Named) error {
 	}
 	slices.Sort(removed)
 	s.reloadOK.Set(1)
-	s.reloadTime.Set(float64(time.Now().UnixNano()) / 1e9)
+	s.reloadTime.SetToCurrentTime()
 	if s.path != "" {
 		level.Info(s.env.Logger).Log("msg", "targets loaded", "file", redact.Readable(s.path), "targets", len(next.order), "kept", len(next.order)-len(built),
 			"added", len(built)-changed, "changed", changed, "removed", strings.Join(removed, ","))
@@ -187,14 +186,9 @@ func (s *Set) names() string {
 	return strings.Join(names, ", ")
 }
 
-// ServeReload serves POST (or PUT) /-/reload, as Prometheus and
-// blackbox_exporter do.
+// ServeReload serves /-/reload, routed for POST and PUT as by Prometheus
+// and blackbox_exporter.
 func (s *Set) ServeReload(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost && r.Method != http.MethodPut {
-		w.Header().Set("Allow", "POST, PUT")
-		http.Error(w, "reload with POST", http.StatusMethodNotAllowed)
-		return
-	}
 	if err := s.Reload(); err != nil {
 		http.Error(w, "failed to reload the targets' file: "+err.Error(), http.StatusInternalServerError)
 		return

@@ -50,13 +50,11 @@ type Target struct {
 	API         string // the API's base address as it may be shown: no credentials, no /v1
 	Collections *collector.Collections
 
-	env      Env
-	logger   log.Logger
-	client   *client.Client
-	keys     *redact.Ring
-	scrapes  prometheus.Counter
-	inFlight chan struct{} // --web.max-requests, this target's own
-	probe    http.Handler  // its series only, for /probe
+	env   Env
+	http  *http.Client // its connections, closed with it
+	keys  *redact.Ring
+	serve handler.Options // how its scrapes are served (its own --web.max-requests), but with which gatherer
+	probe http.Handler    // its series only, for /probe
 
 	// holds counts the set serving the target (or, before, its builder)
 	// and each probe of it. The last to let go closes it, so nothing waits
@@ -68,12 +66,12 @@ type Target struct {
 // target's parts are made. It sends nothing. Only the TLS files, read
 // here, can fail it; its errors name the field.
 func New(name string, s Settings, env Env) (*Target, error) {
-	t := &Target{Name: name, Settings: s, env: env, logger: env.Logger}
+	t, logger := &Target{Name: name, Settings: s, env: env}, env.Logger
 	t.holds.Store(1)
 	labels := []string{}
 	if env.Named {
 		labels = append(labels, name)
-		t.logger = log.With(env.Logger, "target", name)
+		logger = log.With(env.Logger, "target", name)
 	}
 	u, err := parseAPIURL(s.APIURL)
 	if err != nil {
@@ -85,10 +83,10 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	t.API = redact.Readable((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()) // no credentials
 	if v1 {
-		level.Warn(t.logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", t.API)
+		level.Warn(logger).Log("msg", "the API URL ends in /v1, which the exporter adds to every path itself; using the address without it", "api_url", t.API)
 	}
 	if ip, err := netip.ParseAddr(u.Hostname()); u.Scheme == "http" && u.Hostname() != "localhost" && (err != nil || !ip.IsLoopback()) {
-		level.Warn(t.logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", t.API)
+		level.Warn(logger).Log("msg", "the API URL is plain http://: the API key crosses the network unencrypted, readable by anyone on the path; use https:// unless this is a proxy you trust on a network you trust", "api_url", t.API)
 	}
 	// prometheus/common's client, as Prometheus scrapes with: TLS files
 	// re-read when they change, proxies from the environment, HTTP/2.
@@ -100,26 +98,24 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	hc.Timeout = s.Timeout
 	if s.TLS.InsecureSkipVerify {
-		level.Warn(t.logger).Log("msg", "TLS insecure_skip_verify: the API's certificate is NOT verified; anyone between here and the API can read the API key")
+		level.Warn(logger).Log("msg", "TLS insecure_skip_verify: the API's certificate is NOT verified; anyone between here and the API can read the API key")
 	}
 	endpoints := s.Endpoints()
 	var endpointLabels, collectors []string
 	refresh := map[string]time.Duration{} // the setting stands for each refresh interval the descriptions give
 	for _, e := range endpoints {
 		endpointLabels = append(endpointLabels, e.Label)
-		if c := cmp.Or(e.Group, e.Label); !slices.Contains(collectors, c) {
-			collectors = append(collectors, c)
-		}
+		collectors = append(collectors, cmp.Or(e.Group, e.Label)) // a group's endpoints are described together
 		if e.Refresh > 0 {
 			refresh[e.Label] = s.SummaryRefresh
 		}
 	}
 	api := env.API.Target(labels, endpointLabels)
-	t.scrapes = env.Scrapes.WithLabelValues(labels...)
 	t.keys = env.Keys.NewRing()
-	t.client, err = client.New(client.Config{
+	t.http = hc
+	cl, err := client.New(client.Config{
 		BaseURL:          u.String(),
-		APIKey:           announceRotation(s.Key, s.KeyFrom, t.logger),
+		APIKey:           announceRotation(s.Key, s.KeyFrom, logger),
 		HTTPClient:       hc,
 		CursorParam:      s.CursorParam,
 		PageSizeParam:    s.PageSizeParam,
@@ -128,7 +124,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		MaxResponseBytes: int64(s.MaxResponseBytes),
 		MaxDocumentBytes: int64(s.MaxDocumentBytes),
 		Keys:             t.keys,
-		Observe:          api.Observer(t.logger),
+		Observe:          api.Observer(logger),
 	})
 	if err != nil {
 		t.keys.Drop()
@@ -144,8 +140,8 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		store = endpoint.NewStore(s.HTTPCache)
 	}
 	t.Collections = collector.NewCollections(collector.Config{
-		Client:    t.client,
-		Logger:    t.logger,
+		Client:    cl,
+		Logger:    logger,
 		Endpoints: endpoints,
 		Endpoint: endpoint.Config{
 			MaxLabelValues: s.MaxLabelValues,
@@ -157,29 +153,27 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		CacheTTL: s.CacheTTL,
 		Reused:   api.Reused,
 	})
+	t.serve = handler.Options{
+		Collections:    t.Collections,
+		Logger:         logger,
+		DefaultTimeout: s.Timeout,
+		TimeoutOffset:  env.TimeoutOffset,
+		Renderings:     env.Renderings,
+		Scrapes:        env.Scrapes.WithLabelValues(labels...),
+	}
 	if env.MaxRequests > 0 {
-		t.inFlight = make(chan struct{}, env.MaxRequests)
+		t.serve.InFlight = make(chan struct{}, env.MaxRequests)
 	}
-	t.probe = t.Handler(nil)
-	level.Info(t.logger).Log("msg", "scraping the Global Stability API", "api_url", t.API, "key_from", s.KeyFrom, "collectors", strings.Join(collectors, ","))
-	if s.CacheTTL > 0 {
-		level.Info(t.logger).Log("msg", "cache TTL: a finished collection serves later scrapes for this long, so a value may be exported up to this long after the API stopped calling it fresh", "ttl", s.CacheTTL)
-	}
+	t.probe = handler.New(t.serve)
+	level.Info(logger).Log("msg", "scraping the Global Stability API", "api_url", t.API, "key_from", s.KeyFrom, "collectors", strings.Join(slices.Compact(collectors), ","))
 	return t, nil
 }
 
-// Handler serves the target's series, with gatherer's (nil for a probe).
+// Handler serves the target's series, with gatherer's.
 func (t *Target) Handler(gatherer prometheus.Gatherer) http.Handler {
-	return handler.New(handler.Options{
-		Collections:    t.Collections,
-		Gatherer:       gatherer,
-		Logger:         t.logger,
-		DefaultTimeout: t.Settings.Timeout,
-		TimeoutOffset:  t.env.TimeoutOffset,
-		InFlight:       t.inFlight,
-		Renderings:     t.env.Renderings,
-		Scrapes:        t.scrapes,
-	})
+	o := t.serve
+	o.Gatherer = gatherer
+	return handler.New(o)
 }
 
 // acquire takes a hold of the target for a probe; false once it is closed.
@@ -199,7 +193,7 @@ func (t *Target) release(set *Set) {
 	if t.holds.Add(-1) > 0 {
 		return
 	}
-	t.client.CloseIdleConnections()
+	t.http.CloseIdleConnections()
 	t.keys.Drop()
 	if _, served := set.Get(t.Name); !served {
 		t.env.API.Forget(t.Name)

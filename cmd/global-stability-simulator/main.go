@@ -17,8 +17,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -50,21 +48,11 @@ func main() {
 
 	sims, err := simulator.Load(cfg, *keys, *accounts)
 	app.FatalIfError(err, "accounts")
-	// Bound first, so that the line saying where it serves is true.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", *listen)
+	// Bound first, so that the line saying where it serves is true. It
+	// serves until a signal ends it: nothing it answers needs finishing.
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", *listen)
 	app.FatalIfError(err, "--listen-address=%s", *listen)
-	srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(os.Stderr, "simulated Global Stability Intelligence Service on http://%s (data is made up)\n", ln.Addr())
-	select {
-	case err := <-served:
-		app.FatalIfError(err, "serve")
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	app.FatalIfError(srv.Shutdown(shutdownCtx), "shutdown")
+	srv := &http.Server{Handler: simulator.Accounts(sims...), ReadHeaderTimeout: 10 * time.Second}
+	app.FatalIfError(srv.Serve(ln), "serve")
 }
