@@ -100,7 +100,7 @@ var costs = []struct{ name, frames string }{
 	{"the process' series (Go and process collectors)", "prometheus.(*goCollector) prometheus.(*processCollector)"},
 	{"merge with the process' series", "prometheus.Gatherers.Gather"},
 	{"render", "collector.(*Collections).render endpoint.(*Collection).Result"},
-	{"rules and folds", "endpoint.Number endpoint.within endpoint.Timestamp endpoint.Name endpoint.ID endpoint.shortDecimal endpoint.utcTimestamp endpoint.textBytes endpoint.plainASCII endpoint.ParseTimestamp endpoint.Count endpoint.CountBy endpoint.Cells endpoint.Max endpoint.Mean endpoint.FirstKeys endpoint.(*Collection).repeated"},
+	{"rules and folds", "endpoint.Number endpoint.within endpoint.Timestamp endpoint.LabelValue endpoint.ID endpoint.shortDecimal endpoint.utcTimestamp endpoint.textBytes endpoint.plainASCII endpoint.ParseTimestamp endpoint.Count endpoint.CountBy endpoint.Cells endpoint.Max endpoint.Mean endpoint.FirstKeys endpoint.(*Collection).repeated"},
 	{"read", "endpoint.(*Collection).Read"},
 	{"fetch", "collector.(*Collections).start"},
 	{"scrape", "handler.New"},

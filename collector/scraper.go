@@ -88,8 +88,8 @@ type result struct {
 	duration time.Duration
 }
 
-// free reports whether r cost no request: a stored answer fresh or in its refresh interval.
-func (r *result) free() bool {
+// costNoRequest reports whether r sent no request: a stored answer fresh or in its refresh interval.
+func (r *result) costNoRequest() bool {
 	return r.err == nil && (r.reuse == endpoint.ReuseFresh || r.reuse == endpoint.ReuseRefresh)
 }
 
@@ -151,13 +151,13 @@ func (s *Collections) start(ctx context.Context) *collection {
 		} else if data, reuse, ok := e.Reusable(s.Endpoint); ok {
 			// In at once: a scrape with almost no time left still gets it.
 			r.data, r.reuse = data, reuse
-			s.took(r)
+			s.recordResult(r)
 		} else {
 			wg.Go(func() {
 				defer close(r.done)
 				r.data, r.reuse, r.err = e.Fetch(c.ctx, s.Client, s.Endpoint)
 				r.duration = time.Since(c.started)
-				s.took(r)
+				s.recordResult(r)
 				if se, ok := errors.AsType[*client.StatusError](r.err); ok { // 0 unless a Retry-After
 					s.backoff.Store(e.Label, time.Now().Add(se.RetryAfter))
 				}
@@ -179,7 +179,7 @@ func (s *Collections) start(ctx context.Context) *collection {
 			case r.reuse != endpoint.Fetched:
 				reused++
 			}
-			if r.free() {
+			if r.costNoRequest() {
 				free++
 			}
 		}
@@ -196,9 +196,9 @@ func (s *Collections) backoffRemaining(label string) time.Duration {
 	return max(time.Until(t), 0)
 }
 
-// took counts a reuse and logs lasting conditions of the data when they
+// recordResult counts a reuse and logs lasting conditions of the data when they
 // start and end: a noisy API must not log the same warning a minute.
-func (s *Collections) took(r *result) {
+func (s *Collections) recordResult(r *result) {
 	label, d := r.endpoint.Label, r.data
 	if r.reuse != endpoint.Fetched && s.Reused != nil {
 		s.Reused.WithLabelValues(label, string(r.reuse)).Inc()
@@ -228,5 +228,8 @@ func (s *Collections) took(r *result) {
 		default:
 			level.Info(s.Logger).Log("msg", "no series left out any more", "endpoint", label, "metric", name)
 		}
+	}
+	if d.Duplicates > 0 { // a cursor walk that shifted under new events
+		level.Debug(s.Logger).Log("msg", "events repeated on later pages of the walk were counted once", "endpoint", label, "repeated", d.Duplicates)
 	}
 }

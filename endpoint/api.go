@@ -52,13 +52,13 @@ var (
 		Help: "Publication time of the newest briefing, as Unix seconds (GET /v1/briefings, field published_at). Absent when there are no briefings."}
 )
 
-// Overview is GET /v1/global-stability (spec 2.1).
+// Overview is GET /v1/global-stability.
 var Overview = &Endpoint{
 	Label: "global-stability",
 	Limit: client.DocumentLimit,
 	Fields: append([]Field{
 		{Name: "score", Rule: ScoreRule, Metric: Score},
-		{Name: "trend", Rule: Name, Metric: Trend, AsLabel: "trend"},
+		{Name: "trend", Rule: LabelValue, Metric: Trend, AsLabel: "trend"},
 		{Name: "as_of", Rule: Timestamp, Metric: AsOf},
 	}, pillarScores()...),
 }
@@ -72,7 +72,7 @@ func pillarScores() []Field {
 	return fs
 }
 
-// Drilldown is GET /v1/global-stability/pillar/{pillar} (spec 2.2). Its
+// Drilldown is GET /v1/global-stability/pillar/{pillar}. Its
 // score is not read: pillar_score comes from the overview only.
 func Drilldown(pillar string) *Endpoint {
 	return &Endpoint{
@@ -82,20 +82,20 @@ func Drilldown(pillar string) *Endpoint {
 		Labels: map[string]string{"pillar": pillar},
 		Fields: []Field{
 			// Checked only: another pillar's drilldown is the wrong answer.
-			{Name: "pillar", Rule: Name, Must: pillar},
+			{Name: "pillar", Rule: LabelValue, Must: pillar},
 			{Name: "delta_24h", Rule: Number, Metric: PillarDelta},
 			{Name: "as_of", Rule: Timestamp, Metric: AsOf},
 		},
 		List: &List{
 			Name: "indicators",
-			Item: []Field{{Name: "key", Rule: Name}, {Name: "value", Rule: Number}},
+			Item: []Field{{Name: "key", Rule: LabelValue}, {Name: "value", Rule: Number}},
 			// The first keys: no measure says which matter more.
 			Folds: []Fold{FirstKeys{Metric: PillarIndicator, Key: "key", Value: "value"}},
 		},
 	}
 }
 
-// Conflict is GET /v1/conflict (spec 2.3): recent events, paged.
+// Conflict is GET /v1/conflict: recent events, paged.
 var Conflict = &Endpoint{
 	Label: "conflict",
 	Group: "conflict",
@@ -108,8 +108,8 @@ var Conflict = &Endpoint{
 			{Name: "id", Rule: ID, Optional: true},
 			{Name: "lat", Rule: Latitude},
 			{Name: "lon", Rule: Longitude},
-			{Name: "actors", Rule: Name, Each: true},
-			{Name: "category", Rule: Name},
+			{Name: "actors", Rule: LabelValue, Each: true},
+			{Name: "category", Rule: LabelValue},
 			{Name: "escalation", Rule: Number},
 			{Name: "occurred_at", Rule: Timestamp},
 		},
@@ -126,7 +126,7 @@ var Conflict = &Endpoint{
 	},
 }
 
-// BriefingsList is GET /v1/briefings (spec 2.4): publication times and tags.
+// BriefingsList is GET /v1/briefings: publication times and tags.
 var BriefingsList = &Endpoint{
 	Label: "briefings",
 	Group: "briefings",
@@ -134,12 +134,12 @@ var BriefingsList = &Endpoint{
 	Paged: true,
 	List: &List{
 		Name:  "briefings",
-		Item:  []Field{{Name: "tags", Rule: Name, Each: true}, {Name: "published_at", Rule: Timestamp}},
+		Item:  []Field{{Name: "tags", Rule: LabelValue, Each: true}, {Name: "published_at", Rule: Timestamp}},
 		Folds: []Fold{Count{Metric: Briefings}, CountBy{Metric: BriefingsByTag, Field: "tags"}, Newest{Metric: BriefingLatest, Field: "published_at"}},
 	},
 }
 
-// Summary is GET /v1/summaries (spec 2.5): its as_of shows the refresh.
+// Summary is GET /v1/summaries: its as_of shows the refresh.
 var Summary = &Endpoint{
 	Label:   "summaries",
 	Group:   "summary",

@@ -79,7 +79,7 @@ type Config struct {
 	Store          *Store                   // keeps answers for reuse while the API allows; nil asks every time
 	Refresh        map[string]time.Duration // overrides Endpoint.Refresh by endpoint label; 0 turns it off
 
-	interned map[string]Value // of a collection: names checked valid (see Name)
+	interned map[string]Value // of a collection: names checked valid (see LabelValue)
 	now      time.Time        // of a collection: what its timestamps are judged by
 	latest   time.Time        // of a collection: now + MaxFutureSkew
 }

@@ -201,8 +201,8 @@ func BenchmarkRules(b *testing.B) {
 		{"escalation, exponent (general)", Number, `3e-1`},
 		{"occurred_at", Timestamp, `"2026-11-22T00:03:00Z"`},
 		{"occurred_at, offset (general)", Timestamp, `"2026-11-22T01:03:00+01:00"`},
-		{"category", Name, `"category_3"`},
-		{"category, escaped (general)", Name, `"categor\u0079_3"`},
+		{"category", LabelValue, `"category_3"`},
+		{"category, escaped (general)", LabelValue, `"categor\u0079_3"`},
 		{"id", ID, `"evt_123"`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

@@ -53,7 +53,7 @@ func (f CountBy) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f CountBy) start(l *List, c Config) folding {
 	field, counts, untracked, seed := l.itemIndex(f.Field), map[string]int{}, map[uint64]struct{}{}, maphash.MakeSeed()
 	each, limit := l.Item[field].Each, max(10*c.MaxLabelValues, minTracked)
-	// A name Name numbered is counted by its number, its text not hashed
+	// A label value numbered is counted by its number, its text not hashed
 	// again; counts holds the others until the end.
 	type named struct {
 		name string

@@ -18,7 +18,7 @@ type Value struct {
 	Num  float64
 	Str  string
 	ID   uint64 // an identifier's fingerprint
-	name int    // a Name's number in its collection (see Name), 0 if it has none
+	name int    // a label value's number in its collection (see LabelValue), 0 if it has none
 }
 
 // Rule judges one value's raw JSON, already known valid: bad says why it is unusable.
@@ -110,10 +110,10 @@ var (
 	Longitude = within(-180, 180, "is not a longitude")
 )
 
-// Name is text that becomes a label value: 1 to maxNameBytes bytes of UTF-8
+// LabelValue is text that becomes a label value: 1 to maxNameBytes bytes of UTF-8
 // (invalid bytes become U+FFFD), no piece of a key: /metrics shows it as it
 // is. Whether it reads plainly is judged on the series exported (onlyReadable).
-func Name(raw jsontext.Value, c *Config) (Value, string) {
+func LabelValue(raw jsontext.Value, c *Config) (Value, string) {
 	b, bad := textBytes(raw, maxNameBytes)
 	if bad != "" {
 		return Value{}, bad

@@ -26,7 +26,7 @@ func TestAnEndpointOnlyDescribedIsServed(t *testing.T) {
 		},
 		List: &described.List{
 			Name:  "moves",
-			Item:  []described.Field{{Name: "sector", Rule: described.Name}, {Name: "at", Rule: described.Timestamp}},
+			Item:  []described.Field{{Name: "sector", Rule: described.LabelValue}, {Name: "at", Rule: described.Timestamp}},
 			Folds: []described.Fold{described.Count{Metric: count}, described.Newest{Metric: newest, Field: "at"}},
 		},
 	}

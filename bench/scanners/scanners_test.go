@@ -13,7 +13,7 @@ import (
 
 // Each reader does the exporter's work on a page of conflict events: the
 // whole body checked to be JSON, every event's six fields handed to the
-// exporter's own rules as raw JSON (endpoint.Latitude, endpoint.Name…), the
+// exporter's own rules as raw JSON (endpoint.Latitude, endpoint.LabelValue…), the
 // valid events folded into a count, the highest escalation and the count
 // per category. "ours" is the exporter's reader itself (endpoint.Conflict),
 // whose folds do more (cells, mean, newest, repeats): it is not flattered.
