@@ -36,7 +36,6 @@ type scanner struct {
 	tok      []byte // a token that crossed a refill of the window, or was cut
 	name     []byte // a name whose colon was not in its window
 	escaped  bool   // the last string had an escape
-	stack    []byte // the closing bytes of the containers skip is inside
 }
 
 const (
@@ -246,40 +245,17 @@ func (s *scanner) scalar(c byte, keep bool) (jsontext.Value, error) {
 	return s.number(keep)
 }
 
-// skip checks the next value, holding only the closing bytes of its containers.
+// skip checks the next value, holding nothing of it.
 func (s *scanner) skip() error {
-	base := len(s.stack)
-	for {
-		c, err := s.peek()
-		if err != nil {
-			return err
-		}
-		entered := c == '{' || c == '['
-		if entered {
-			err = s.enter()
-			s.stack = append(s.stack, c+2)
-		} else {
-			_, err = s.scalar(c, false)
-		}
-		for first := entered; err == nil; first = false {
-			if len(s.stack) == base {
-				return nil
-			}
-			closing := s.stack[len(s.stack)-1]
-			var more bool
-			if more, err = s.more(closing, first); err == nil && !more {
-				s.stack = s.stack[:len(s.stack)-1]
-				continue
-			}
-			if err == nil && closing == '}' {
-				_, err = s.member()
-			}
-			break
-		}
-		if err != nil {
-			return err
-		}
+	c, err := s.peek()
+	switch {
+	case err != nil:
+		return err
+	case c == '{' || c == '[':
+		return s.each(func(int, []byte) error { return s.skip() })
 	}
+	_, err = s.scalar(c, false)
+	return err
 }
 
 func (s *scanner) unexpected(c byte) error {
