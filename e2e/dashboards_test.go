@@ -283,6 +283,7 @@ func checkPanel(t *testing.T, base, file string, p grafana.Panel, pillar string,
 // or both, and names the series of what it shows without a name twice: a
 // query or legend that lost the cluster would show prod twice.
 func TestDashboardsAcrossClusters(t *testing.T) {
+	t.Parallel()
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
 	files, err := render.Mixin(`{showMultiCluster: true}`)
@@ -430,6 +431,7 @@ func accountsTable(t *testing.T, ds []grafana.Dashboard) map[string]string {
 // wrong with each, its state putting the three in trouble before prod,
 // with the alerts firing about them.
 func TestABrokenAccountIsRedAtTheTop(t *testing.T) {
+	t.Parallel()
 	need(t, "prometheus")
 	dir := t.TempDir()
 	accounts := []struct {
@@ -514,6 +516,7 @@ func TestABrokenAccountIsRedAtTheTop(t *testing.T) {
 // quota, with GlobalStabilityAPIQuotaLow firing about it; demo-a and demo-b
 // are fine.
 func TestTheDemoShowsAnAccountInTrouble(t *testing.T) {
+	t.Parallel()
 	need(t, "prometheus")
 	dir := t.TempDir()
 	exporterAddr := freeAddr(t)

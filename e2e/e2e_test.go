@@ -190,6 +190,7 @@ type setup struct {
 // exporter on /metrics: a --demo exporter (the quick start) and one of a
 // real account.
 func TestDashboardsAndRulesOnRealPrometheus(t *testing.T) {
+	t.Parallel()
 	onRealPrometheus(t, setup{job: "global_stability", labels: "{}", selectors: []string{defaultSelector, exporterSelector},
 		rules: repoPath(t, "alerts/global_stability.rules.yml"), dashboards: committedDashboards(t), unitTests: true})
 }
@@ -198,6 +199,7 @@ func TestDashboardsAndRulesOnRealPrometheus(t *testing.T) {
 // labels, neither the default, and scrapes the exporter only under them: a
 // query or rule that ignored the config would find no data and fail.
 func TestMixinWithAnotherSelector(t *testing.T) {
+	t.Parallel()
 	need(t, "prometheus")
 	const sel = `job="gsx", env="prod"`
 	files, err := render.Mixin(`{selector: 'job="gsx", env="prod"', exporterSelector: self.selector}`)
@@ -365,6 +367,7 @@ func buildExporter(t *testing.T, dir string) string {
 // up (a label the rules do not ignore, an endpoint or pillar spelled
 // otherwise), which would make the alerts fire on nothing or on everything.
 func TestUnavailableAlertsOnTheRealExporter(t *testing.T) {
+	t.Parallel()
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
 	exporter := buildExporter(t, dir)

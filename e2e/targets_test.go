@@ -32,6 +32,7 @@ import (
 // by SIGHUP is scraped; a broken file keeps the running targets and says
 // so.
 func TestSeveralTargetsThroughProbe(t *testing.T) {
+	t.Parallel()
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
 
@@ -132,6 +133,7 @@ func TestSeveralTargetsThroughProbe(t *testing.T) {
 // other, the reload alert once for a file that does not reload, and the
 // exporter itself gone pages once, as the exporter, not once per target.
 func TestSeveralAccountsAlertsFire(t *testing.T) {
+	t.Parallel()
 	prometheus := need(t, "prometheus")
 	dir := t.TempDir()
 	targetsFile := filepath.Join(dir, "targets.yml")
