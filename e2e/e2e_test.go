@@ -257,10 +257,8 @@ scrape_configs:
 	// Wait for enough samples that rate() and delta() have two points, and
 	// for the recording rules to have run.
 	eventually(t, base, `count_over_time(global_stability_up[1m]) >= 5 and on(instance) count by (instance) (global_stability:api_requests:rate5m) > 0`, 2)
-	if n, _ := query(t, base, `global_stability_up == 1`); n != 2 {
-		t.Fatalf("global_stability_up is 1 on %d exporters, want the demo's and the account's", n)
-	}
-
+	// A moment at which the demo's and the account's exporters both answered
+	// whole: the latest scrape of either may have missed its deadline.
 	at := whole(t, base, fmt.Sprintf("job=%q", s.job), 2)
 	checked := checkPanels(t, base, s.dashboards, panelCheck{instances: []string{demo, account}, selectors: s.selectors, at: at})
 	t.Logf("evaluated %d panel queries", checked)
