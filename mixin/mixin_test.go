@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.yaml.in/yaml/v2"
@@ -20,10 +21,7 @@ import (
 // are exactly what the mixin renders with its default config, so an edit to
 // either side alone fails CI. `make mixin` brings them back in line.
 func TestRenderedFilesAreCurrent(t *testing.T) {
-	files, err := render.Mixin("{}")
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := rendered(t, "{}")
 	if len(files) < 4 {
 		t.Fatalf("rendered %d files, want the dashboards, the rules and the PrometheusRule", len(files))
 	}
@@ -39,6 +37,28 @@ func TestRenderedFilesAreCurrent(t *testing.T) {
 	}
 }
 
+var (
+	renderingsMu sync.Mutex
+	renderings   = map[string]map[string]string{} // config → its files
+)
+
+// rendered renders the mixin with config once for the package's tests, which
+// only read it: a rendering takes seconds under the race detector.
+func rendered(t *testing.T, config string) map[string]string {
+	t.Helper()
+	renderingsMu.Lock()
+	defer renderingsMu.Unlock()
+	if files, ok := renderings[config]; ok {
+		return files
+	}
+	files, err := render.Mixin(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderings[config] = files
+	return files
+}
+
 // alert is an alerting rule, as the rendered rules file holds it.
 type alert struct {
 	Alert       string
@@ -51,10 +71,7 @@ type alert struct {
 // config, in their order.
 func renderedAlerts(t *testing.T, config string) []alert {
 	t.Helper()
-	files, err := render.Mixin(config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := rendered(t, config)
 	var rules struct{ Groups []struct{ Rules []alert } }
 	if err := yaml.Unmarshal([]byte(files["alerts/global_stability.rules.yml"]), &rules); err != nil {
 		t.Fatal(err)
@@ -162,10 +179,7 @@ var ownSeries = []string{
 // an endpoint description's or its own. (The end-to-end test shows every
 // query returning data on a real Prometheus.)
 func TestEverySeriesTheMixinReadsExists(t *testing.T) {
-	files, err := render.Mixin("{}")
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := rendered(t, "{}")
 	known := map[string]bool{"global_stability_exporter": true} // the program's name, in texts
 	for _, s := range ownSeries {
 		known[s] = true
