@@ -16,7 +16,7 @@ import (
 // exporter's own rules as raw JSON (endpoint.Latitude, endpoint.LabelValue…), the
 // valid events folded into a count, the highest escalation and the count
 // per category. "ours" is the exporter's reader itself (endpoint.Conflict),
-// whose folds do more (cells, mean, newest, repeats): it is not flattered.
+// whose folds do more (actors, cells, mean, newest, repeats): it is not flattered.
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -24,10 +24,14 @@ func config() *endpoint.Config {
 	return &endpoint.Config{Now: func() time.Time { return now }}
 }
 
-// fieldNames and fieldRules are the event's fields, in List.Item's order.
+// fieldNames and fieldRules are the event's one-value fields, in List.Item's
+// order; the actors, a list judged element by element, are skipped as an
+// unknown field is.
 var fieldNames, fieldRules = func() (names []string, rules []endpoint.Rule) {
 	for _, f := range endpoint.Conflict.List.Item {
-		names, rules = append(names, f.Name), append(rules, f.Rule)
+		if !f.Each {
+			names, rules = append(names, f.Name), append(rules, f.Rule)
+		}
 	}
 	return names, rules
 }()
