@@ -294,7 +294,11 @@ func TestKeyRotationWithoutRestart(t *testing.T) {
 // TestGracefulShutdown: SIGTERM during a scrape lets it finish.
 func TestGracefulShutdown(t *testing.T) {
 	sim := simulator.New(simulator.Config{Key: secretKey, Latency: 700 * time.Millisecond})
-	srv := httptest.NewServer(sim)
+	arrived, once := make(chan struct{}), sync.Once{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(arrived) })
+		sim.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
 	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, "--api.url="+srv.URL)
 	type result struct {
@@ -313,7 +317,7 @@ func TestGracefulShutdown(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		done <- result{code: resp.StatusCode, body: string(b)}
 	}()
-	time.Sleep(300 * time.Millisecond) // the scrape is waiting for the API now
+	<-arrived // the scrape is waiting for the API now
 	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
