@@ -14,7 +14,7 @@ const maxEachValues = 32
 
 // readEach judges each value of an item's array by f's rule into st.names,
 // once each, walking the array as a list is walked: one value at a time.
-func (col *Collection) readEach(s *scanner, f Field, st *fieldState) error {
+func (col *Collection) readEach(s *scanner, f *Field, st *fieldState) error {
 	st.names, st.bad, st.left = st.names[:0], "", 0 // of a repeated key, the last counts
 	if c, err := s.peek(); err != nil || c != '[' {
 		raw, err := s.value()

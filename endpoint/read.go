@@ -261,7 +261,7 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		}
 		given |= 1 << i
 		if fields[i].Each {
-			if err := col.readEach(s, fields[i], &item[i]); err != nil {
+			if err := col.readEach(s, &fields[i], &item[i]); err != nil {
 				return -1, 0, err
 			}
 			continue
@@ -278,13 +278,13 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 // a usable item, the values its fields of Each left out are counted.
 func (col *Collection) judged(item []fieldState) int {
 	fields := col.e.List.Item
-	for i, f := range fields {
-		if (!f.Optional && !f.Each || item[i].bad == twice) && item[i].bad != "" {
+	for i := range fields { // by index: a Field is too large to copy for each
+		if f := &fields[i]; (!f.Optional && !f.Each || item[i].bad == twice) && item[i].bad != "" {
 			return i
 		}
 	}
-	for i, f := range fields {
-		if st := item[i]; f.Each && st.left > 0 { // missing, null, not an array, or bad values: those only
+	for i := range fields {
+		if f, st := &fields[i], item[i]; f.Each && st.left > 0 { // missing, null, not an array, or bad values: those only
 			if col.result.Invalid.count(f.Name) {
 				col.result.Invalid.First = f.Name + ": " + st.bad
 			}
