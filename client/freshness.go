@@ -3,7 +3,6 @@
 package client
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -84,11 +83,9 @@ func freshness(h http.Header, requested, received time.Time) Freshness {
 }
 
 // deltaSeconds parses a non-negative number of seconds, 0 if it is not one;
-// a value too large is capped (RFC 9111 1.2.2), at 2^31-1.
+// a value too large is capped (RFC 9111 1.2.2), at 2^31-1: ParseUint's
+// results for a bad value and for one out of range.
 func deltaSeconds(s string) time.Duration {
-	n, err := strconv.ParseUint(s, 10, 31)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return 0
-	}
+	n, _ := strconv.ParseUint(s, 10, 31)
 	return time.Duration(n) * time.Second
 }
