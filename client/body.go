@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-
-	"github.com/global-stability/global_stability_exporter/internal/redact"
 )
 
 // recorder counts the bytes read, keeps the first headBytes for messages, and
@@ -33,10 +31,19 @@ func (b *recorder) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decodedBody undoes a gzip Content-Encoding; another but identity fails.
-func decodedBody(resp *http.Response, keys *redact.Redactor) (io.Reader, error) {
-	raw := resp.Header.Get("Content-Encoding")
-	switch strings.ToLower(strings.TrimSpace(raw)) {
+// decodedBody accepts what a JSON API plausibly sends: JSON types,
+// text/plain (many frameworks' default) or none, with any parameters; and
+// undoes a gzip Content-Encoding, failing any other but identity.
+func (c *Client) decodedBody(resp *http.Response) (io.Reader, error) {
+	contentType, encoding := resp.Header.Get("Content-Type"), resp.Header.Get("Content-Encoding")
+	mt, _, _ := strings.Cut(contentType, ";")
+	switch mt = strings.ToLower(strings.TrimSpace(mt)); {
+	case contentType == "", mt == "application/json", mt == "text/json", mt == "text/plain",
+		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
+	default:
+		return nil, fmt.Errorf("%w: Content-Type %q", ErrBadContent, c.excerpt(contentType, 64))
+	}
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
 		return resp.Body, nil
 	case "gzip", "x-gzip":
@@ -46,19 +53,6 @@ func decodedBody(resp *http.Response, keys *redact.Redactor) (io.Reader, error) 
 		}
 		return zr, nil
 	default:
-		// Through the door before it is cut: a cut could hide a key from it.
-		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, sanitize(keys.Readable(raw), 32))
+		return nil, fmt.Errorf("%w: Content-Encoding %q is not supported (only gzip)", ErrBadContent, c.excerpt(encoding, 32))
 	}
-}
-
-// checkContentType accepts what a JSON API plausibly sends: JSON types,
-// text/plain (many frameworks' default) or none, with any parameters.
-func checkContentType(v string) error {
-	mt, _, _ := strings.Cut(v, ";")
-	switch mt = strings.ToLower(strings.TrimSpace(mt)); {
-	case v == "", mt == "application/json", mt == "text/json", mt == "text/plain",
-		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
-		return nil
-	}
-	return ErrBadContent
 }

@@ -199,8 +199,9 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 		}
 		return Meta{}, se
 	}
-	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
-		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: Content-Type %q", err, c.excerpt(resp.Header.Get("Content-Type"), 64))}
+	raw, err := c.decodedBody(resp) // reads nothing of a body without an encoding
+	if err != nil {
+		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
 	limit := map[Limit]int64{DocumentLimit: c.cfg.MaxDocumentBytes, PageLimit: c.cfg.MaxResponseBytes}[l]
 	if resp.ContentLength > limit && resp.Header.Get("Content-Encoding") == "" {
@@ -208,10 +209,6 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 		// neither the drain below nor a slow sender holds the endpoint.
 		_ = resp.Body.Close()
 		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
-	}
-	raw, err := decodedBody(resp, c.cfg.Keys.Redactor)
-	if err != nil {
-		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
 	body := &recorder{r: http.MaxBytesReader(nil, io.NopCloser(raw), limit)}
 	if err = read(body); err != nil {
