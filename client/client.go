@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/common/version"
 
@@ -233,19 +232,4 @@ func (c *Client) classify(where string, body *recorder, err error) error {
 		msg += fmt.Sprintf(" (body starts %q)", head)
 	}
 	return &DecodeError{Endpoint: where, Err: &redactedError{msg: msg, orig: err}}
-}
-
-// excerpt makes text from the wire fit for a log line: through the door
-// first, so that no cut hides a key from it. A character that the read cut
-// short at the end is dropped, not a reason to withhold the rest.
-func (c *Client) excerpt(s string, max int) string {
-	for i := len(s) - 1; i >= 0 && i > len(s)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			if !utf8.FullRuneInString(s[i:]) {
-				s = s[:i]
-			}
-			break
-		}
-	}
-	return sanitize(c.cfg.Keys.Readable(s), max)
 }

@@ -98,16 +98,24 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// sanitize makes text safe for one log line, at most max bytes and "…".
-// Redact first (Client.excerpt): a cut piece of a key may be too short to see.
-func sanitize(s string, max int) string {
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+// excerpt makes text from the wire fit for one log line, at most n bytes
+// and "…": through the door first, so that no cut hides a key from it. A
+// character that the read cut short at the end is dropped, not a reason to
+// withhold the rest.
+func (c *Client) excerpt(s string, n int) string {
+	for i := max(len(s)-utf8.UTFMax+1, 0); i < len(s); i++ {
+		if utf8.RuneStart(s[i]) && !utf8.FullRuneInString(s[i:]) {
+			s = s[:i]
+			break
+		}
+	}
+	s = strings.Join(strings.FieldsFunc(c.cfg.Keys.Readable(s), func(r rune) bool {
 		return r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r)
 	}), " ")
-	if len(s) <= max {
+	if len(s) <= n {
 		return s
 	}
-	return strings.TrimSpace(strings.ToValidUTF8(s[:max], "")) + "…" // a rune cut in two is dropped
+	return strings.TrimSpace(strings.ToValidUTF8(s[:n], "")) + "…" // a rune cut in two is dropped
 }
 
 // redactedError is an error whose text the door changed: it answers
