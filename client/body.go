@@ -13,7 +13,7 @@ import (
 // recorder counts the bytes read, keeps the first headBytes for messages, and
 // the first error but io.EOF: a broken connection or the limit, not bad JSON.
 type recorder struct {
-	r    io.Reader
+	r    io.ReadCloser
 	n    int64
 	head []byte
 	err  error
@@ -30,6 +30,8 @@ func (b *recorder) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+func (b *recorder) Close() error { return b.r.Close() }
 
 // decodedBody accepts what a JSON API plausibly sends: JSON types,
 // text/plain (many frameworks' default) or none, with any parameters; and

@@ -165,10 +165,7 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	}
 	received := time.Now()
 	counted := &recorder{r: resp.Body}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{counted, resp.Body}
+	resp.Body = counted
 	defer func() {
 		// Drain a little so the connection can be reused, then close.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
