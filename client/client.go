@@ -200,20 +200,19 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
 	limit := map[Limit]int64{DocumentLimit: c.cfg.MaxDocumentBytes, PageLimit: c.cfg.MaxResponseBytes}[l]
+	body := &recorder{r: http.MaxBytesReader(nil, io.NopCloser(raw), limit)}
 	if resp.ContentLength > limit && resp.Header.Get("Content-Encoding") == "" {
 		// Known to fail before a byte is read: closed unread, so that
 		// neither the drain below nor a slow sender holds the endpoint.
 		_ = resp.Body.Close()
-		return Meta{}, &DecodeError{Endpoint: where, Err: fmt.Errorf("%w: more than %d bytes", ErrBodyTooLarge, limit)}
+		body.err = &http.MaxBytesError{Limit: limit}
+	} else if err = read(body); err == nil {
+		return meta, nil
 	}
-	body := &recorder{r: http.MaxBytesReader(nil, io.NopCloser(raw), limit)}
-	if err = read(body); err != nil {
-		return Meta{}, c.classify(where, body, err)
-	}
-	return meta, nil
+	return Meta{}, c.classify(where, body, err)
 }
 
-// classify types an error reading a 2xx body: the connection or the limit
+// classify types why a 2xx body was not read: the connection or the limit
 // first, since a reader that failed makes any decoder fail.
 func (c *Client) classify(where string, body *recorder, err error) error {
 	if tooLarge, ok := errors.AsType[*http.MaxBytesError](body.err); ok {
