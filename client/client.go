@@ -108,9 +108,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Observe == nil {
 		cfg.Observe = func(Request) {}
 	}
-	if cfg.Keys == nil {
-		cfg.Keys = redact.New().NewRing()
-	}
+	cfg.Keys = cmp.Or(cfg.Keys, redact.New().NewRing())
 	hc := *cmp.Or(cfg.HTTPClient, &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()})
 	c := &Client{cfg: cfg, base: base, http: &hc}
 	// Our own redirect policy: Go resends a hand-set Authorization header to
