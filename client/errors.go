@@ -24,6 +24,9 @@ var (
 	ErrCursorLoop   = errors.New("cursor repeated")         // the server sent a cursor seen before in this walk
 	ErrBadContent   = errors.New("not a JSON response")     // a Content-Type that is not JSON, a Content-Encoding other than gzip
 	ErrNotJSON      = errors.New("not valid JSON")          // a body that does not parse; decoders wrap it
+	// A redirect outside the base URL's origin, where the key must not go,
+	// refused before anything is sent; or a loop within it.
+	ErrRedirectRefused = errors.New("redirect refused")
 )
 
 // excerptBytes bounds how much of an error body is kept for the message.

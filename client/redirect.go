@@ -4,17 +4,12 @@ package client
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 )
-
-// ErrRedirectRefused is a redirect outside the base URL's origin, where the
-// key must not go, refused before anything is sent; or a loop within it.
-var ErrRedirectRefused = errors.New("redirect refused")
 
 const maxRedirects = 5
 
