@@ -141,16 +141,10 @@ type convention struct {
 
 // quota reads c's values; one that is no valid count is absent.
 func (c convention) quota(now time.Time) RateLimit {
-	r := RateLimit{Limit: -1, Remaining: -1, Window: window(c.policy)}
 	// "100, 100;w=60": the first number is the quota.
 	first, _, _ := strings.Cut(strings.TrimSpace(strings.Split(c.limit, ",")[0]), ";")
-	if n, ok := count(first); ok {
-		r.Limit = n
-	}
-	if n, ok := count(c.remaining); ok {
-		r.Remaining = n
-	}
-	if n, ok := count(c.reset); ok {
+	r := RateLimit{Limit: count(first), Remaining: count(c.remaining), Window: window(c.policy)}
+	if n := count(c.reset); n >= 0 {
 		switch {
 		case c.unix && n >= 1e9 && n < 253402300800: // before the year 10000
 			r.Reset = time.Unix(int64(n), 0)
@@ -164,17 +158,20 @@ func (c convention) quota(now time.Time) RateLimit {
 // window is the first plausible (up to a year) w= of a list of policies.
 func window(v string) time.Duration {
 	for _, p := range sfList([]string{v}) {
-		if w, ok := count(p.params["w"]); ok && w > 0 && w <= 366*24*3600 {
+		if w := count(p.params["w"]); w > 0 && w <= 366*24*3600 {
 			return time.Duration(w) * time.Second
 		}
 	}
 	return 0
 }
 
-// count parses a non-negative whole number no larger than 2^53.
-func count(s string) (float64, bool) {
-	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-	return float64(n), err == nil && n <= 1<<53
+// count parses a non-negative whole number no larger than 2^53; anything
+// else is -1, as RateLimit marks a count not sent.
+func count(s string) float64 {
+	if n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64); err == nil && n <= 1<<53 {
+		return float64(n)
+	}
+	return -1
 }
 
 // params reads the directives of Cache-Control, the members of a
