@@ -179,11 +179,11 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		code := "error"
-		if resp != nil { // a redirect refused: its response arrived
-			code = strconv.Itoa(resp.StatusCode)
+		r := Request{Endpoint: endpoint, Page: page, Code: "error", Duration: time.Since(start), RateLimit: rateLimit(nil, start)}
+		if resp != nil { // a redirect refused: its response arrived, with the quota it announced
+			r.Code, r.RateLimit = strconv.Itoa(resp.StatusCode), rateLimit(resp.Header, time.Now())
 		}
-		c.cfg.Observe(Request{Endpoint: endpoint, Page: page, Code: code, Duration: time.Since(start)})
+		c.cfg.Observe(r)
 		// Do's *url.Error quotes the request URL: only what it wraps.
 		return Meta{}, &TransportError{Endpoint: where, Err: c.redactError(errors.Unwrap(err))}
 	}

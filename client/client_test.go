@@ -474,3 +474,31 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 const okOverview = `{"score":40,"trend":"stable","pillars":{"conflict":1,"cyber":2,"supply_chain":3,"macro":4},"as_of":"2026-11-22T00:00:00Z"}`
+
+// TestARefusedRedirectReportsItsOwnQuota: a redirect refused is the
+// endpoint's latest response, so the quota it announced is reported, and
+// one it did not is reported as not sent, never as a quota of 0.
+func TestARefusedRedirectReportsItsOwnQuota(t *testing.T) {
+	for _, headers := range []map[string]string{{}, {"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "7"}} {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			for name, value := range headers {
+				w.Header().Set(name, value)
+			}
+			http.Redirect(w, r, "http://elsewhere.invalid/v1/summaries", http.StatusFound)
+		})
+		var got []client.Request
+		_, err := summary(newClient(t, srv.URL, func(cfg *client.Config) {
+			cfg.Observe = func(r client.Request) { got = append(got, r) }
+		}))
+		if !errors.Is(err, client.ErrRedirectRefused) || len(got) != 1 {
+			t.Fatalf("headers %v: err %v, observed %+v: want one refused redirect", headers, err, got)
+		}
+		limit, remaining := -1.0, -1.0
+		if len(headers) > 0 {
+			limit, remaining = 100, 7
+		}
+		if q := got[0].RateLimit; got[0].Code != "302" || q.Limit != limit || q.Remaining != remaining {
+			t.Errorf("headers %v: code %s, quota %+v: want 302, limit %v and remaining %v", headers, got[0].Code, q, limit, remaining)
+		}
+	}
+}
