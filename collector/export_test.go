@@ -50,8 +50,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // allDescs is what Exporter.Describe announces.
 func allDescs() []*prometheus.Desc {
 	out := []*prometheus.Desc{upDesc, scrapeSuccessDesc, scrapeDurationDesc, backoffDesc, labelValuesDroppedDesc, invalidValuesDesc}
-	descs, _ := dataDescs()
-	for _, d := range descs {
+	for _, d := range dataDescs() {
 		out = append(out, d)
 	}
 	return out

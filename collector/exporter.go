@@ -38,21 +38,15 @@ var (
 		"Values of this endpoint's response left out of this scrape because they were missing, null, of the wrong type or implausible, by the spec's field (for lists: items left out). 0 when all were valid; absent when the endpoint failed.", "endpoint", "field")
 )
 
-// dataDescs are the descriptors of the endpoints' metrics, and the capped
-// ones in a stable order, for the dropped-series gauge.
-var dataDescs = sync.OnceValues(func() (descs map[*endpoint.Metric]*prometheus.Desc, capped []*endpoint.Metric) {
-	descs = map[*endpoint.Metric]*prometheus.Desc{}
+// dataDescs are the descriptors of the endpoints' metrics.
+var dataDescs = sync.OnceValue(func() map[*endpoint.Metric]*prometheus.Desc {
+	descs := map[*endpoint.Metric]*prometheus.Desc{}
 	for _, e := range endpoint.All() {
 		for _, m := range e.Metrics() {
-			if _, seen := descs[m]; !seen {
-				descs[m] = prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
-				if m.Capped {
-					capped = append(capped, m)
-				}
-			}
+			descs[m] = prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
 		}
 	}
-	return descs, capped
+	return descs
 })
 
 // Rendering is a collection's series, gathered once and never changed
@@ -155,7 +149,7 @@ func gauge(ch chan<- prometheus.Metric, desc *prometheus.Desc, v float64, labels
 
 // results sends what a scrape exports of what it saw, the back-off aside.
 func (s *Collections) results(ch chan<- prometheus.Metric, seen []result) {
-	descs, capped := dataDescs()
+	descs := dataDescs()
 	up := 1.0
 	dropped := map[string]int{} // capped metric name → series left out
 	share := shares(seen, cmp.Or(s.Endpoint.MaxSeries, endpoint.DefaultMaxSeries))
@@ -185,8 +179,10 @@ func (s *Collections) results(ch chan<- prometheus.Metric, seen []result) {
 		gauge(ch, scrapeDurationDesc, r.duration.Seconds(), r.endpoint.Label)
 	}
 	gauge(ch, upDesc, up)
-	for _, m := range capped {
-		gauge(ch, labelValuesDroppedDesc, float64(dropped[m.Name]), m.Name)
+	for m := range descs { // in any order: the registry sorts what it gathers
+		if m.Capped {
+			gauge(ch, labelValuesDroppedDesc, float64(dropped[m.Name]), m.Name)
+		}
 	}
 }
 
