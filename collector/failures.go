@@ -4,7 +4,6 @@ package collector
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"regexp"
@@ -134,9 +133,9 @@ var hints = []struct {
 }{
 	{false, func(f failure) bool { return errors.Is(f.err, client.ErrRedirectRefused) },
 		"the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to"},
-	{false, func(f failure) bool {
-		return is[*tls.CertificateVerificationError](f.err) || is[x509.UnknownAuthorityError](f.err) || is[x509.HostnameError](f.err) || is[x509.CertificateInvalidError](f.err)
-	}, "the API's TLS certificate was not accepted (signed by an authority this machine does not trust, such as a private CA or a TLS-inspecting proxy, issued for another name, or expired): if the API's certificate comes from a private CA, pass that CA's certificate with --api.tls.ca-file"},
+	// crypto/tls wraps every verification error of the certificate, x509's among them.
+	{false, func(f failure) bool { return is[*tls.CertificateVerificationError](f.err) },
+		"the API's TLS certificate was not accepted (signed by an authority this machine does not trust, such as a private CA or a TLS-inspecting proxy, issued for another name, or expired): if the API's certificate comes from a private CA, pass that CA's certificate with --api.tls.ca-file"},
 	{false, func(f failure) bool {
 		return is[tls.RecordHeaderError](f.err) || strings.Contains(f.err.Error(), "server gave HTTP response to HTTPS client")
 	}, "--api.url says https://, but the server answered in plain HTTP: use the port where the API speaks TLS, or http:// for a plain-HTTP proxy on a network you trust"},
