@@ -215,12 +215,11 @@ func shares(seen []result, left int) map[claim]int {
 		}
 	}
 	slices.SortStableFunc(claims, func(a, b claim) int { return cmp.Compare(need[a], need[b]) })
-	share := map[claim]int{}
-	for k, c := range claims {
-		share[c] = min(need[c], max(left, 0)/(len(claims)-k))
-		left -= share[c]
+	for k, c := range claims { // each claim's need becomes its share
+		need[c] = min(need[c], max(left, 0)/(len(claims)-k))
+		left -= need[c]
 	}
-	return share
+	return need
 }
 
 // emitBackoff sends the back-off gauge of each endpoint: time left now, so
