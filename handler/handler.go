@@ -11,9 +11,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -182,9 +182,7 @@ func (r *response) WriteHeader(code int) { r.code = cmp.Or(r.code, code) }
 
 // send writes r to w, its headers copied: w may change them, r is shared.
 func (r *response) send(w http.ResponseWriter) {
-	for k, v := range r.header {
-		w.Header()[k] = slices.Clone(v)
-	}
+	maps.Copy(w.Header(), r.header.Clone())
 	w.Header().Set("Content-Length", strconv.Itoa(r.Len()))
 	w.WriteHeader(cmp.Or(r.code, http.StatusOK))
 	_, _ = w.Write(r.Bytes())
