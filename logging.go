@@ -59,11 +59,9 @@ func (l redactingLogger) redacted(v any) any {
 	case slog.Value:
 		// What the slog bridge hands over is redacted as if logged itself.
 		return l.redacted(v.Resolve().Any())
-	case string:
-		return l.keys.Redact(v)
 	}
-	// Bytes as text. fmt recovers a panicking String or Error method (a
-	// nil pointer's), so no value crashes the goroutine that logs.
+	// Strings, and bytes as text. fmt recovers a panicking String or Error
+	// method (a nil pointer's), so no value crashes the goroutine that logs.
 	return l.keys.Redact(fmt.Sprintf("%s", v))
 }
 
