@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -113,9 +112,18 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	api := env.API.Target(labels, endpointLabels)
 	t.keys = env.Keys.NewRing()
 	t.http = hc
+	// A key that replaces the ring's newest is logged, so that a rotation
+	// gone wrong shows beside the 401s it causes.
+	apiKey := func() (string, error) {
+		k, err := s.Key()
+		if err == nil && t.keys.Remember(k) {
+			level.Info(logger).Log("msg", "the API key changed; the requests from now on carry the new one", "key_from", s.KeyFrom)
+		}
+		return k, err
+	}
 	cl, err := client.New(client.Config{
 		BaseURL:          u.String(),
-		APIKey:           announceRotation(s.Key, s.KeyFrom, logger),
+		APIKey:           apiKey,
 		HTTPClient:       hc,
 		CursorParam:      s.CursorParam,
 		PageSizeParam:    s.PageSizeParam,
@@ -198,24 +206,5 @@ func (t *Target) release(set *Set) {
 	if _, served := set.Get(t.Name); !served {
 		t.env.API.Forget(t.Name)
 		t.env.Scrapes.DeleteLabelValues(t.Name)
-	}
-}
-
-// announceRotation logs, once per change, that the key the requests carry
-// has changed, so that a rotation gone wrong shows beside the 401s it
-// causes. It remembers a fingerprint of the last key, not the key.
-func announceRotation(key func() (string, error), from string, logger log.Logger) func() (string, error) {
-	var last atomic.Uint64
-	seed := maphash.MakeSeed()
-	return func() (string, error) {
-		k, err := key()
-		if err != nil {
-			return k, err
-		}
-		h := maphash.String(seed, k)
-		if prev := last.Swap(h); prev != 0 && prev != h {
-			level.Info(logger).Log("msg", "the API key changed; the requests from now on carry the new one", "key_from", from)
-		}
-		return k, nil
 	}
 }

@@ -57,12 +57,13 @@ type Ring struct {
 // NewRing returns a ring whose keys r holds until Drop.
 func (r *Redactor) NewRing() *Ring { return &Ring{Redactor: r} }
 
-// Remember makes key the ring's newest; cheap if it is, so call it per request.
-func (g *Ring) Remember(key string) {
+// Remember makes key the ring's newest, true if it replaced another; cheap
+// if it is, so call it per request.
+func (g *Ring) Remember(key string) (replaced bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if key == "" || g.gone || len(g.keys) > 0 && g.keys[0] == key {
-		return
+		return false
 	}
 	held := len(g.keys)
 	if g.keys = slices.DeleteFunc(g.keys, func(k string) bool { return k == key }); len(g.keys) == held {
@@ -72,6 +73,7 @@ func (g *Ring) Remember(key string) {
 		g.hold(g.keys[MaxKeys], -1)
 		g.keys = g.keys[:MaxKeys]
 	}
+	return held > 0
 }
 
 // Drop lets go of the ring's keys, once no probe of its target is left.
