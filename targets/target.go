@@ -140,9 +140,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	// Known from now on, not from the first request: another target's API
 	// may echo it first.
-	if key, err := s.Key(); err == nil {
-		t.keys.Remember(key)
-	}
+	_, _ = apiKey()
 	var store *endpoint.Store
 	if s.HTTPCache || s.SummaryRefresh > 0 {
 		store = endpoint.NewStore(s.HTTPCache)
