@@ -20,7 +20,10 @@ import (
 
 // newLogger gives our lines the keys, in the order, that the slog bridge
 // writes (level, caller, time, msg) to the toolkit's, which gets the
-// undecorated logger, so that every line looks alike.
+// undecorated logger, so that every line looks alike. What the standard
+// library logs on its own (an http.Server's errors, as its ErrorLog is nil;
+// net/http's "Unsolicited response") goes to ours at warn, one line a
+// message: nothing logs around the keys' redaction.
 func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.Logger) {
 	base := log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
 	if cfg.Format.String() == "json" {
@@ -29,6 +32,8 @@ func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.L
 	base = redactingLogger{next: base, keys: keys}
 	allow := level.Allow(level.ParseDefault(cfg.Level.String(), level.InfoValue()))
 	logger := log.With(level.NewFilter(base, allow), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(stdlibLog{level.Warn(logger)})
 	return logger, slog.New(sloggokit.NewGoKitHandler(base, cfg.Level.Level()))
 }
 
@@ -63,14 +68,6 @@ func (l redactingLogger) redacted(v any) any {
 	// Strings, and bytes as text. fmt recovers a panicking String or Error
 	// method (a nil pointer's), so no value crashes the goroutine that logs.
 	return l.keys.Redact(fmt.Sprintf("%s", v))
-}
-
-// routeStdlibLog sends what the standard library logs on its own (an
-// http.Server's errors, as its ErrorLog is nil; net/http's "Unsolicited
-// response") into our logger at warn, one line a message.
-func routeStdlibLog(logger log.Logger) {
-	stdlog.SetFlags(0)
-	stdlog.SetOutput(stdlibLog{level.Warn(logger)})
 }
 
 type stdlibLog struct{ log.Logger }

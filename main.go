@@ -110,8 +110,6 @@ func run(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Nothing may log around our logger, and so around the key's redaction.
-	routeStdlibLog(logger)
 
 	// Several targets (a file's, the demo's) carry their names in their
 	// series and log lines.
