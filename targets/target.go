@@ -134,8 +134,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		Keys:             t.keys,
 		Observe:          api.Observer(logger),
 	})
-	if err != nil {
-		t.keys.Drop()
+	if err != nil { // its ring is empty yet: nothing to drop
 		return nil, fmt.Errorf("api_url: %w", err)
 	}
 	// Known from now on, not from the first request: another target's API
