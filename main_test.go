@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"go.uber.org/goleak"
 )

@@ -21,7 +21,7 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 

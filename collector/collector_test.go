@@ -30,8 +30,8 @@ import (
 	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/handler"
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/pipenet"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 

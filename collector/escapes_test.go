@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 )
 
 // Escapes an upstream writes text in, each a function of one character

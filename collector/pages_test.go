@@ -21,7 +21,7 @@ import (
 	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/endpoint"
 	"github.com/global-stability/global_stability_exporter/handler"
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 )
 

@@ -19,9 +19,9 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/handler"
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/pipenet"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 )
 
 // echoKeys are a mixed-case key and one holding every character some

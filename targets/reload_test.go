@@ -22,8 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/global-stability/global_stability_exporter/endpoint"
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )

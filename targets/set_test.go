@@ -20,8 +20,8 @@ import (
 
 	"github.com/global-stability/global_stability_exporter/collector"
 	"github.com/global-stability/global_stability_exporter/handler"
-	"github.com/global-stability/global_stability_exporter/internal/promtext"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
+	"github.com/global-stability/global_stability_exporter/internal/testutil/promtext"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
 )
