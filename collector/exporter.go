@@ -25,9 +25,9 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 // The exporter's own series about its scrapes; names and labels are a contract.
 var (
 	upDesc = newDesc("up",
-		"1 when every request of this scrape to the Global Stability API succeeded, else 0.")
+		"1 when every endpoint of this scrape succeeded (see global_stability_scrape_success), else 0.")
 	scrapeSuccessDesc = newDesc("scrape_success",
-		"1 when all requests to this endpoint (all pages) succeeded in this scrape, else 0.", "endpoint")
+		"1 when this endpoint's data in this scrape is usable: every page answered and read as a valid document, or an answer reused while the API allows; 0 on a failed request, an invalid document or a back-off after Retry-After.", "endpoint")
 	scrapeDurationDesc = newDesc("scrape_duration_seconds",
 		"Wall time of this endpoint's requests (all pages) in this scrape.", "endpoint")
 	backoffDesc = newDesc("api_backoff_seconds",

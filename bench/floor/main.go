@@ -129,7 +129,7 @@ func registry(n int) http.Handler {
 			}
 		}
 	}
-	metrics = append([]*endpoint.Metric{{Name: "global_stability_up", Help: "1 when every request of this scrape succeeded."}}, metrics...)
+	metrics = append([]*endpoint.Metric{{Name: "global_stability_up", Help: "1 when every endpoint of this scrape succeeded."}}, metrics...)
 	var consts []prometheus.Metric
 	add := func(m *endpoint.Metric, i int) {
 		values := make([]string, len(m.Labels))
