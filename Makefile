@@ -1,5 +1,5 @@
-# Builds stamp version, revision and branch into prometheus/common/version,
-# exactly as the Dockerfile does.
+# Builds stamp version, revision, branch, user and date into
+# prometheus/common/version, as the Dockerfile and .goreleaser.yaml do.
 
 VERSION    := $(shell cat VERSION)
 REVISION   := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -21,8 +21,8 @@ JSONNET := $(shell go env GOPATH)/bin/jsonnet
 GREMLINS_VERSION := v0.6.0
 GREMLINS := $(shell go env GOPATH)/bin/gremlins
 GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
-# goreleaser, not promu (what the official exporters use): this machine's
-# module proxy refuses promu (403).
+# goreleaser, not promu (what the official exporters use): the Go module
+# proxy the project builds from does not serve promu.
 GORELEASER_VERSION := v2.15.1
 GORELEASER := $(shell go env GOPATH)/bin/goreleaser
 IMAGE ?= global-stability-exporter
@@ -63,8 +63,8 @@ $(GREMLINS):
 	GOFLAGS= go install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
 
 # Mutation testing of client/, endpoint/ and collector/ with the tests' -short mode
-# (GOFLAGS reaches the go test that gremlins runs per mutant). Slow (about
-# an hour on 2 cores), so not in CI: run it before a release; each
+# (GOFLAGS reaches the go test that gremlins runs per mutant). Slow (a
+# test run per mutant), so not in CI: run it before a release; each
 # package's report is in .build/. Fails below 85% efficacy.
 mutation: $(GREMLINS)
 	@mkdir -p .build

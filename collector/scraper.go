@@ -223,7 +223,7 @@ func (s *Collections) recordResult(r *result) {
 		switch n := d.Dropped[name]; {
 		case !changed("dropped "+label+" "+name, n > 0):
 		case n > 0:
-			level.Warn(s.Logger).Log("msg", "series left out: more distinct label values than --collector.max-label-values (logged again only once this changes)",
+			level.Warn(s.Logger).Log("msg", "series left out: more distinct label values than --collector.max-label-values, or a key the API repeated (logged again only once this changes)",
 				"endpoint", label, "metric", name, "dropped", n, "limit", s.Endpoint.MaxLabelValues)
 		default:
 			level.Info(s.Logger).Log("msg", "no series left out any more", "endpoint", label, "metric", name)

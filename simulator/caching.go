@@ -18,7 +18,7 @@ import (
 // them, a Cache-Control header, and a quota of requests per hour announced
 // in both the IETF RateLimit fields and the de facto X-RateLimit-* ones.
 
-// What --demo and the simulator command announce.
+// What --demo announces; the simulator command its Cache-Control too.
 const (
 	DemoCacheControl = "max-age=30"
 	DemoRateLimit    = 10000 // requests per hour
