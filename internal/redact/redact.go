@@ -148,9 +148,8 @@ const MaxReadable = 512
 
 // Readable returns s if a message may quote it as it stands, else
 // Withheld(len(s)): it passes printable UTF-8 of at most MaxReadable bytes
-// with no escape and no token that may be a key (keyLike); a regexp runs only
-// where it may match. Nothing is decoded and no key known: what is not
-// plain is not shown.
+// with no escape and no token that may be a key (keyLike); nothing decoded,
+// no key known. A regexp runs only where it may match.
 func Readable(s string) string {
 	if len(s) > MaxReadable || !utf8.ValidString(s) || strings.ContainsAny(s, `\%&`) && escape.MatchString(s) ||
 		strings.ContainsFunc(s, func(c rune) bool { return !unicode.IsPrint(c) && !unicode.IsSpace(c) }) ||
