@@ -13,7 +13,7 @@ import (
 // apiLoadRows plays one hour of an HA pair (two servers scraping every
 // 15 s, 7.5 s out of phase) against a simulator of 1,000 events, through
 // collector's TestAPILoad in a testing/synctest bubble, and compares what
-// the API was asked for and sent with the store (0.2) and without (before).
+// the API was asked for and sent with a response store and without one.
 func apiLoadRows(dir string) ([]row, error) {
 	out := filepath.Join(dir, "apiload.json")
 	cmd := exec.Command("go", "test", "-run", "^TestAPILoad$", "-count=1", "./collector")

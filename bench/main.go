@@ -362,8 +362,8 @@ func resultsDoc(table string) string {
 Produced by `+"`go run ./bench -o bench/RESULTS.md`"+` on %s.
 
 Machine: %s, %d cores, %s, %s/%s. The simulator and the exporter ran as
-separate processes on this machine; timings on a shared 2-core machine are
-noisy, so the harness takes medians and averages over many scrapes.
+separate processes on this machine; timings are noisy on a busy machine,
+so the harness takes medians and averages over many scrapes.
 
 %s
 The Go benchmarks (`+"`make bench`"+`) measure the same code without processes:

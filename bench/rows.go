@@ -110,7 +110,7 @@ const (
 
 // cpuPerScrape is the user+system CPU time per scrape of the process cmd
 // starts, at 1,000 events in one page, after a warm-up: the median of
-// cpuRuns runs, each with fresh processes (this machine is shared and
+// cpuRuns runs, each with fresh processes (timings on a busy machine are
 // noisy), and the runs themselves.
 func cpuPerScrape(simBin string, cmd command) (median time.Duration, runs string, err error) {
 	var pers []time.Duration

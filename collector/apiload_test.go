@@ -79,10 +79,10 @@ func runAPILoad(t *testing.T, simCfg simulator.Config, store *endpoint.Store, d,
 
 // TestAPILoad: an HA pair against an API that sends validators and
 // max-age=30 costs it at least 3 times fewer requests and 5 times fewer
-// bytes than without a store (what every release before 0.2 did), and
-// against an API that sends no caching headers no more requests than that.
+// bytes than without a store, and against an API that sends no caching
+// headers no more requests than that.
 // Ten minutes here; BENCH_APILOAD_OUT=<file> (the bench harness, group 8)
-// plays the hour and writes the numbers.
+// plays an hour and writes the numbers.
 func TestAPILoad(t *testing.T) {
 	d := 10 * time.Minute
 	out := os.Getenv("BENCH_APILOAD_OUT")

@@ -136,8 +136,8 @@ func TestTheKeyNeverLeavesThroughAnEscape(t *testing.T) {
 	}
 }
 
-// TestTheKeyNeverLeavesThroughNestedEscapes: the .NET JSON body the issue
-// saw, and the same inside base64 and percent-encoding, leave nothing the
+// TestTheKeyNeverLeavesThroughNestedEscapes: a .NET JSON error body, and
+// the same inside base64 and percent-encoding, leave nothing the
 // tests' own decoding (base64, then JSON) can read back.
 func TestTheKeyNeverLeavesThroughNestedEscapes(t *testing.T) {
 	key := "Gsk/Live+Key=7Qx9_Zz-AbCdEfGh/ijKL"

@@ -55,7 +55,7 @@ type Rendering struct{ families []*dto.MetricFamily }
 
 // Gather is what /metrics exports for one scrape. The scrapes that saw all
 // of a collection share one rendering of it (~7,000 series with every label
-// cap full: 40 scrapes rendering a copy each peaked near 300 MiB); shared
+// cap full: a copy a scrape multiplies it by the scrapes at once); shared
 // is that rendering when the scrape exports nothing else that differs (no
 // endpoint backing off), nil otherwise.
 func (s *Collections) Gather(ctx context.Context) (fams []*dto.MetricFamily, shared *Rendering, err error) {
@@ -102,8 +102,8 @@ func await(ctx context.Context, c *collection) (seen []result, complete bool) {
 }
 
 // renderWhole renders a collection its scrapes saw whole; when every answer
-// was reused without a request, the last rendering of them is shared (40
-// scrapes with a warm store rendered 40 copies, 182 MiB over idle).
+// was reused without a request, the last rendering of them is shared (a
+// warm store would otherwise render a copy for every scrape).
 func (s *Collections) renderWhole(seen []result) (*Rendering, error) {
 	// Each answer by its first sample: a stored answer's are never copied.
 	from := make([]*endpoint.Sample, len(seen))

@@ -125,7 +125,7 @@ func Kept() string {
 }
 
 // busiest returns up to limit keys of m, most counted first, ties by less;
-// counts sit beside their keys (map lookups in the sort were ¼ of a page's CPU).
+// counts sit beside their keys (a map lookup a comparison would slow the sort).
 func busiest[K comparable, V any](m map[K]V, count func(V) int, limit int, less func(a, b K) int) []K {
 	type counted struct {
 		key K
@@ -211,7 +211,7 @@ func (f Cells) start(l *List, c Config) folding {
 		}
 		all[i].count, all[i].max = all[i].count+1, math.Max(all[i].max, v)
 	}, func(r *Result, labels map[string]string) {
-		kept := all // in the order met: sorting a thousand cells cost as much as reading their events
+		kept := all // in the order met: sorting a thousand cells costs as much as reading their events
 		if len(all) > c.MaxLabelValues {
 			kept = nil
 			for _, k := range busiest(cells, func(i int) int { return all[i].count }, c.MaxLabelValues, func(a, b cell) int { return cmp.Or(cmp.Compare(a.lat, b.lat), cmp.Compare(a.lon, b.lon)) }) {

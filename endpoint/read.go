@@ -50,8 +50,8 @@ func (e *Endpoint) Start(c Config) *Collection {
 			col.folds = append(col.folds, f.start(l, col.c))
 		}
 		if l.Unique != "" {
-			// Sized for a page of a thousand: growing from empty was an
-			// eighth of a page's instructions (BenchmarkReadPage).
+			// Sized for a page of a thousand: growing from empty costs a
+			// rehash per doubling (BenchmarkReadPage).
 			col.unique, col.seen = l.itemIndex(l.Unique), make(map[uint64]struct{}, 1024)
 		}
 		for _, f := range l.Item {
@@ -228,8 +228,8 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		return -1, 0, err
 	}
 	// Items usually name their fields in one order, as written in keys: the
-	// member after the last one read is looked for first, unscanned (each
-	// member scanned, then looked up, was a fifth of a page's instructions).
+	// member after the last one read is looked for first, unscanned (rather
+	// than scanning each member, then looking it up among the fields).
 	next, given := 0, uint64(0) // the fields read, by bit (a list item has fewer than 64)
 	for first := true; ; first = false {
 		switch more, err := s.more('}', first); {

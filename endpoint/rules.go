@@ -62,7 +62,7 @@ var exact10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 
 // digits and no exponent, the API's usual: its digits and 10^k are exact
 // in a float64, so one division rounds correctly, as ParseFloat's own fast
 // path does. Without ParseFloat's copy into a string and its general
-// reader: a third of the rules' instructions (BenchmarkRules).
+// reader, which the API's usual numbers do not need (BenchmarkRules).
 func shortDecimal(b []byte) (float64, bool) {
 	neg := b[0] == '-'
 	i, m := btoi(neg), uint64(0)
@@ -250,8 +250,8 @@ func plainASCII(b []byte) bool {
 
 // utcTimestamp reads the form the API sends, 2006-01-02T15:04:05Z with up
 // to nine digits of fraction, as time.Parse does; false for any other,
-// which ParseTimestamp then reads. time.Parse's checks and its copy into a
-// string were a tenth of a page's instructions (BenchmarkRules).
+// which ParseTimestamp then reads. Without time.Parse's general checks and
+// copy into a string, needless for the API's one form (BenchmarkRules).
 func utcTimestamp[S string | []byte](s S) (time.Time, bool) {
 	n := len(s)
 	if n < 20 || n > 30 || n == 21 || s[n-1] != 'Z' || n > 20 && s[19] != '.' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {

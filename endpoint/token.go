@@ -50,9 +50,9 @@ func plainRun(b []byte) int {
 // after s.maxToken bytes.
 func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	s.tok, s.escaped = s.tok[:0], false
-	// The usual string, whole in the window and without an escape, found
-	// eight bytes a step: a third of the instructions of a page of events
-	// went to the byte-by-byte loop below (BenchmarkReadPage).
+	// The usual string, whole in the window and without an escape, skips
+	// the loop below, which keeps track of refills, cuts and escapes
+	// (BenchmarkReadPage).
 	if end := s.pos + 1 + plainRun(s.buf[s.pos+1:s.end]); end < s.end && s.buf[end] == '"' && end-s.pos <= s.maxToken {
 		start := s.pos
 		s.pos = end + 1
@@ -136,8 +136,8 @@ func (s *scanner) escape(keep bool) (int, error) {
 
 // number scans the number at s.pos; with keep, it returns its raw token, cut.
 func (s *scanner) number(keep bool) (jsontext.Value, error) {
-	// The usual number, digits and a fraction ended inside the window:
-	// the grammar's table cost 200 instructions a number (BenchmarkReadPage).
+	// The usual number, digits and a fraction ended inside the window, is
+	// read without the grammar's table and its lookups (BenchmarkReadPage).
 	if end, ok := shortNumber(s.buf[s.pos:s.end]); ok && end <= s.maxToken {
 		start := s.pos
 		s.pos += end

@@ -133,8 +133,8 @@ func take(ctx context.Context, places chan struct{}) bool {
 
 // responses are the responses of one rendering a probe exports whole, by
 // what the scrape negotiated: encoded and compressed once for the scrapes
-// that take it, where each would compress a copy of its own (100 probes at
-// once of three targets took 77 to 124 MiB over idle).
+// that take it, where each would compress a copy of its own (memory that
+// grows with the probes at once).
 type responses struct {
 	mu        sync.Mutex
 	rendering *collector.Rendering

@@ -14,7 +14,7 @@ import (
 // FaultKind is a way for an endpoint to misbehave.
 type FaultKind int
 
-// The faults of the reliability issue, one per way an upstream can fail.
+// The faults, one per way an upstream can fail.
 const (
 	FaultNone        FaultKind = iota
 	FaultStatus                // Status (default 500) with a JSON error body and RetryAfter, if set

@@ -11,17 +11,16 @@ import "io"
 // boundedTokens keeps every token of a JSON body short before jsontext
 // reads it. jsontext buffers a token whole, growing its buffer by doubling,
 // so a body that is one long string, one long number or one long run of
-// whitespace (all within the body limits) cost its whole length two or
-// three times over: 48 MiB for a 16 MiB page, 88 MiB of RSS over idle for
-// a conflict page beside a briefings page, whether the value
-// was read or skipped. No value the exporter keeps is long (names 128
-// bytes, written in at most 6×128 JSON bytes; timestamps 64; event ids
-// 256; numbers 1,024 characters; a cursor 4,096 bytes, 6×4,096 escaped), so
-// nothing past maxTokenBytes of a string or of a number's run of digits
-// can change a verdict: it is dropped here, after being checked, and the
-// token stays valid JSON that every rule judges as it judged the whole
-// ("longer than …"). A run of whitespace is cut to maxSpaceRun. Whatever
-// the body's shape, the decoder then holds a few tens of KiB.
+// whitespace (all within the body limits) costs its whole length two or
+// three times over, whether the value is read or skipped. No value the
+// exporter keeps is long (names 128 bytes, written in at most 6×128 JSON
+// bytes; timestamps 64; event ids 256; numbers 1,024 characters; a cursor
+// 4,096 bytes, 6×4,096 escaped), so nothing past maxTokenBytes of a string
+// or of a number's run of digits can change a verdict: it is dropped here,
+// after being checked, and the token stays valid JSON that every rule
+// judges as it judged the whole ("longer than …"). A run of whitespace is
+// cut to maxSpaceRun. Whatever the body's shape, the decoder then holds a
+// few tens of KiB.
 //
 // The body is still checked byte for byte: what is dropped is validated as
 // jsontext would (a control character or a bad escape in a string), and a
