@@ -157,15 +157,15 @@ func (s *Collections) results(ch chan<- prometheus.Metric, seen []result) {
 		success := 0.0
 		if r.err == nil {
 			success = 1
-			for _, s := range r.data.Samples {
-				if c := (claim{i, s.Metric}); s.Metric.Capped {
+			for _, sample := range r.data.Samples {
+				if c := (claim{i, sample.Metric}); sample.Metric.Capped {
 					if share[c] == 0 {
-						dropped[s.Metric.Name]++
+						dropped[sample.Metric.Name]++
 						continue
 					}
 					share[c]--
 				}
-				gauge(ch, descs[s.Metric], s.Value, s.Labels...)
+				gauge(ch, descs[sample.Metric], sample.Value, sample.Labels...)
 			}
 			for _, f := range r.endpoint.InvalidFields() {
 				gauge(ch, invalidValuesDesc, float64(r.data.Invalid.Counts[f]), r.endpoint.Label, f)

@@ -122,7 +122,7 @@ func signature(failures []failure) string {
 	return b.String()
 }
 
-func is[E error](err error) bool { _, ok := errors.AsType[E](err); return ok }
+func isType[E error](err error) bool { _, ok := errors.AsType[E](err); return ok }
 
 // hints name the likely fix when failures point at the configuration. One
 // needing every failure is the API's trouble when other endpoints answer.
@@ -134,14 +134,14 @@ var hints = []struct {
 	{false, func(f failure) bool { return errors.Is(f.err, client.ErrRedirectRefused) },
 		"the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to"},
 	// crypto/tls wraps every verification error of the certificate, x509's among them.
-	{false, func(f failure) bool { return is[*tls.CertificateVerificationError](f.err) },
+	{false, func(f failure) bool { return isType[*tls.CertificateVerificationError](f.err) },
 		"the API's TLS certificate was not accepted (signed by an authority this machine does not trust, such as a private CA or a TLS-inspecting proxy, issued for another name, or expired): if the API's certificate comes from a private CA, pass that CA's certificate with --api.tls.ca-file"},
 	{false, func(f failure) bool {
-		return is[tls.RecordHeaderError](f.err) || strings.Contains(f.err.Error(), "server gave HTTP response to HTTPS client")
+		return isType[tls.RecordHeaderError](f.err) || strings.Contains(f.err.Error(), "server gave HTTP response to HTTPS client")
 	}, "--api.url says https://, but the server answered in plain HTTP: use the port where the API speaks TLS, or http:// for a plain-HTTP proxy on a network you trust"},
 	{false, func(f failure) bool { return errors.Is(f.err, client.ErrAuth) },
 		"the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API"},
-	{true, func(f failure) bool { return errors.Is(f.err, syscall.ECONNREFUSED) || is[*net.DNSError](f.err) },
+	{true, func(f failure) bool { return errors.Is(f.err, syscall.ECONNREFUSED) || isType[*net.DNSError](f.err) },
 		"no endpoint could be reached (connection refused, or a host name that does not resolve): check the host and port of --api.url, and that this machine can reach the API"},
 	{true, func(f failure) bool { return errors.Is(f.err, client.ErrNotFound) },
 		"every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself"},

@@ -67,12 +67,12 @@ func (f CountBy) start(l *List, c Config) folding {
 				numbered = append(numbered, make([]named, k+1-len(numbered))...)
 			}
 			if numbered[k].n > 0 || tracked < limit {
-				tracked += btoi(numbered[k].n == 0)
+				tracked += boolToInt(numbered[k].n == 0)
 				numbered[k] = named{v.Str, numbered[k].n + 1}
 				return
 			}
 		} else if _, ok := counts[v.Str]; ok || tracked < limit {
-			tracked += btoi(!ok)
+			tracked += boolToInt(!ok)
 			counts[v.Str]++
 			return
 		}

@@ -65,11 +65,11 @@ var exact10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 
 // reader, which the API's usual numbers do not need (BenchmarkRules).
 func shortDecimal(b []byte) (float64, bool) {
 	neg := b[0] == '-'
-	i, m := btoi(neg), uint64(0)
+	i, m := boolToInt(neg), uint64(0)
 	for ; i < len(b) && b[i]-'0' < 10; i++ {
 		m = m*10 + uint64(b[i]-'0')
 	}
-	digits, scale := i-btoi(neg), 0
+	digits, scale := i-boolToInt(neg), 0
 	if i < len(b) && b[i] == '.' {
 		for i++; i < len(b) && b[i]-'0' < 10; i++ {
 			m, scale = m*10+uint64(b[i]-'0'), scale+1
@@ -85,7 +85,7 @@ func shortDecimal(b []byte) (float64, bool) {
 	return v, true
 }
 
-func btoi(b bool) int {
+func boolToInt(b bool) int {
 	if b {
 		return 1
 	}

@@ -197,7 +197,7 @@ func (s *scanner) anyNumber(keep bool) (jsontext.Value, error) {
 // shortNumber is the length of the number -?(0|[1-9][0-9]*)(.[0-9]+)? that
 // b starts with, if a byte that cannot go on a number follows it in b.
 func shortNumber(b []byte) (int, bool) {
-	i := btoi(len(b) > 0 && b[0] == '-')
+	i := boolToInt(len(b) > 0 && b[0] == '-')
 	first := i
 	for i < len(b) && b[i]-'0' < 10 {
 		i++
@@ -213,7 +213,7 @@ func shortNumber(b []byte) (int, bool) {
 			return 0, false
 		}
 	}
-	return i, numClass[b[i]] == 0
+	return i, numClass[b[i]] == otherByte
 }
 
 // numState is where a number's grammar stands, moved by numGrammar.
@@ -232,28 +232,38 @@ const (
 	numEnd             // the byte is not part of the number
 )
 
-// numClass is a byte's class: 0 none of the below, 1 '0', 2 '1'-'9', 3 '-',
-// 4 '+', 5 '.', 6 'e' or 'E'.
+// A byte's class, what it can be in a number: numGrammar's column.
+const (
+	otherByte = iota // none of the below: the number ends before it
+	zeroByte         // 0
+	digitByte        // 1-9
+	minusByte        // -
+	plusByte         // +
+	dotByte          // .
+	expByte          // e or E
+	byteClasses
+)
+
+// numClass is each byte's class.
 var numClass = func() (t [256]uint8) {
 	for c := '1'; c <= '9'; c++ {
-		t[c] = 2
+		t[c] = digitByte
 	}
-	t['0'], t['-'], t['+'], t['.'], t['e'], t['E'] = 1, 3, 4, 5, 6, 6
+	t['0'], t['-'], t['+'], t['.'], t['e'], t['E'] = zeroByte, minusByte, plusByte, dotByte, expByte, expByte
 	return t
 }()
 
-const e_ = numEnd
-
-var numGrammar = [numEnd][7]numState{
-	numStart:  {e_, numZero, numInt, numMinus, e_, e_, e_},
-	numMinus:  {e_, numZero, numInt, e_, e_, e_, e_},
-	numZero:   {e_, e_, e_, e_, e_, numDot, numExp},
-	numInt:    {e_, numInt, numInt, e_, e_, numDot, numExp},
-	numDot:    {e_, numFrac, numFrac, e_, e_, e_, e_},
-	numFrac:   {e_, numFrac, numFrac, e_, e_, e_, numExp},
-	numExp:    {e_, numExpDig, numExpDig, numSign, numSign, e_, e_},
-	numSign:   {e_, numExpDig, numExpDig, e_, e_, e_, e_},
-	numExpDig: {e_, numExpDig, numExpDig, e_, e_, e_, e_},
+// numGrammar is the next state, by the state and the byte's class.
+var numGrammar = [numEnd][byteClasses]numState{
+	numStart:  {numEnd, numZero, numInt, numMinus, numEnd, numEnd, numEnd},
+	numMinus:  {numEnd, numZero, numInt, numEnd, numEnd, numEnd, numEnd},
+	numZero:   {numEnd, numEnd, numEnd, numEnd, numEnd, numDot, numExp},
+	numInt:    {numEnd, numInt, numInt, numEnd, numEnd, numDot, numExp},
+	numDot:    {numEnd, numFrac, numFrac, numEnd, numEnd, numEnd, numEnd},
+	numFrac:   {numEnd, numFrac, numFrac, numEnd, numEnd, numEnd, numExp},
+	numExp:    {numEnd, numExpDig, numExpDig, numSign, numSign, numEnd, numEnd},
+	numSign:   {numEnd, numExpDig, numExpDig, numEnd, numEnd, numEnd, numEnd},
+	numExpDig: {numEnd, numExpDig, numExpDig, numEnd, numEnd, numEnd, numEnd},
 }
 
 // numDigits says where a digit keeps the state.

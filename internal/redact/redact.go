@@ -59,31 +59,31 @@ func (r *Redactor) NewRing() *Ring { return &Ring{Redactor: r} }
 
 // Remember makes key the ring's newest, true if it replaced another; cheap
 // if it is, so call it per request.
-func (g *Ring) Remember(key string) (replaced bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if key == "" || g.gone || len(g.keys) > 0 && g.keys[0] == key {
+func (r *Ring) Remember(key string) (replaced bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if key == "" || r.gone || len(r.keys) > 0 && r.keys[0] == key {
 		return false
 	}
-	held := len(g.keys)
-	if g.keys = slices.DeleteFunc(g.keys, func(k string) bool { return k == key }); len(g.keys) == held {
-		g.hold(key, 1)
+	held := len(r.keys)
+	if r.keys = slices.DeleteFunc(r.keys, func(k string) bool { return k == key }); len(r.keys) == held {
+		r.hold(key, 1)
 	}
-	if g.keys = slices.Insert(g.keys, 0, key); len(g.keys) > MaxKeys {
-		g.hold(g.keys[MaxKeys], -1)
-		g.keys = g.keys[:MaxKeys]
+	if r.keys = slices.Insert(r.keys, 0, key); len(r.keys) > MaxKeys {
+		r.hold(r.keys[MaxKeys], -1)
+		r.keys = r.keys[:MaxKeys]
 	}
 	return held > 0
 }
 
 // Drop lets go of the ring's keys, once no probe of its target is left.
-func (g *Ring) Drop() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, k := range g.keys {
-		g.hold(k, -1)
+func (r *Ring) Drop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range r.keys {
+		r.hold(k, -1)
 	}
-	g.keys, g.gone = nil, true
+	r.keys, r.gone = nil, true
 }
 
 // hold adds (by 1) or takes away (by -1) the pieces of key's forms. The caller holds mu.
