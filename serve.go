@@ -65,7 +65,8 @@ func build(c *config, env targets.Env) (set *targets.Set, metrics *targets.Targe
 		metrics, _ = set.Get(demoTargets[0])
 		return set, metrics, nil
 	}
-	// validate set the key, and checked all but the TLS files.
+	// validate set the key and checked the API URL as the client does: the
+	// TLS files are what is left to fail.
 	if metrics, err = targets.New("", c.defaults, env); err != nil {
 		err = fmt.Errorf("--api.tls.ca-file, --api.tls.cert-file, --api.tls.key-file: %w", errors.Unwrap(err))
 	}

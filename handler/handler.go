@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package handler serves /metrics: the scrape's deadline from Prometheus'
-// timeout header, bounds on concurrent scrapes and renderings, and the
-// scrape's share of a collection with the long-lived metrics. It knows
-// nothing of the API.
+// Package handler serves scrapes, of /metrics and of every /probe: the
+// scrape's deadline from Prometheus' timeout header, bounds on concurrent
+// scrapes and renderings, and the scrape's share of a collection with the
+// long-lived metrics. It knows nothing of the API.
 package handler
 
 import (
@@ -52,9 +52,9 @@ func NewScrapesCounter(labels ...string) *prometheus.CounterVec {
 	}, labels)
 }
 
-// New returns the /metrics handler; upstream failures never change the
-// status. It bounds scrapes itself: promhttp's handler is made per request,
-// bound to its deadline, so its MaxRequestsInFlight cannot.
+// New returns the handler of /metrics or a target's /probe; upstream failures
+// never change the status. It bounds scrapes itself: promhttp's handler is
+// made per request, bound to its deadline, so its MaxRequestsInFlight cannot.
 func New(o Options) http.Handler {
 	if o.Renderings == nil {
 		o.Renderings = make(chan struct{}, math.MaxInt32) // no bound; its places take no memory

@@ -146,10 +146,10 @@ func (s *Set) replace(named []Named) error {
 	return nil
 }
 
-// ServeProbe serves GET /probe?target=NAME: that target's series. A target
-// is a name of the file, never a URL from the request, so nobody who can
-// reach /probe can send a key elsewhere. A missing, repeated or unknown
-// target is HTTP 400 naming the problem.
+// ServeProbe serves /probe?target=NAME, by any method as the metrics path:
+// that target's series. A target is a name of the file, never a URL from
+// the request, so nobody who can reach /probe can send a key elsewhere. A
+// missing, repeated or unknown target is HTTP 400 naming the problem.
 func (s *Set) ServeProbe(w http.ResponseWriter, r *http.Request) {
 	names := r.URL.Query()["target"]
 	switch {

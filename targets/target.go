@@ -62,8 +62,9 @@ type Target struct {
 }
 
 // New builds a target from validated settings: the one place where a
-// target's parts are made. It sends nothing. Only the TLS files, read
-// here, can fail it; its errors name the field.
+// target's parts are made. It sends nothing. The TLS files, read here, or
+// an API URL the client refuses (validated settings have none) can fail
+// it; its errors name the field.
 func New(name string, s Settings, env Env) (*Target, error) {
 	t, logger := &Target{Name: name, Settings: s, env: env}, env.Logger
 	t.holds.Store(1)
