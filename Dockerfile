@@ -36,6 +36,7 @@ RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH GOARM=${TARGETVARIANT#v} \
 # distroless/static carries a CA bundle (for TLS to the API), tzdata and a
 # nonroot user, and nothing else; it is published for amd64, arm64 and arm.
 FROM gcr.io/distroless/static-debian12:nonroot
+LABEL maintainer="The global_stability_exporter maintainers (MAINTAINERS.md)"
 COPY --from=build /out/global_stability_exporter /bin/global_stability_exporter
 USER nonroot:nonroot
 EXPOSE 10110
