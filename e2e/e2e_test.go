@@ -238,9 +238,12 @@ func onRealPrometheus(t *testing.T, s setup) {
 	start(t, exporter, "--api.url="+api.URL, "--api.key-file="+keyFile, "--web.listen-address="+account)
 
 	config := filepath.Join(dir, "prometheus.yml")
+	// A scrape's budget is its timeout less --web.timeout-offset (0.5 s):
+	// 3 s leaves a loaded machine time to answer every endpoint, which each
+	// alert here needs at the same evaluation.
 	if err := os.WriteFile(config, fmt.Appendf(nil, `global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 3s
+  scrape_timeout: 3s
   evaluation_interval: 1s
 rule_files: [%q]
 scrape_configs:
@@ -322,11 +325,17 @@ scrape_configs:
 // instances of sel had answered its last scrape whole (global_stability_up
 // 1), and returns it, in Unix seconds, for queries to be evaluated at: on a
 // loaded machine an endpoint may miss a scrape's deadline, and a query
-// evaluated just after would find its series gone.
+// evaluated just after would find its series gone. The moment is before
+// every instance's latest scrape stored: a scrape still in flight is stored
+// at its start, and could turn the series of an earlier moment stale.
 func whole(t *testing.T, base, sel string, n int) string {
 	t.Helper()
 	var at string
 	if poll(t, func() bool {
+		latest, err := valuesOf(base, fmt.Sprintf("min(timestamp(global_stability_up{%s}))", sel), "")
+		if err != nil || len(latest) == 0 {
+			return false
+		}
 		end := time.Now()
 		r, err := promGet(base, "/api/v1/query_range", url.Values{"query": {fmt.Sprintf("count(global_stability_up{%s} == 1)", sel)},
 			"start": {fmt.Sprint(end.Add(-30 * time.Second).Unix())}, "end": {fmt.Sprint(end.Unix())}, "step": {"0.25"}})
@@ -335,7 +344,7 @@ func whole(t *testing.T, base, sel string, n int) string {
 			return false
 		}
 		for _, v := range series[0].Values {
-			if v[1] == strconv.Itoa(n) {
+			if ts, _ := v[0].(float64); v[1] == strconv.Itoa(n) && ts < latest[""] {
 				at = fmt.Sprint(v[0])
 			}
 		}
@@ -409,9 +418,12 @@ func TestUnavailableAlertsOnTheRealExporter(t *testing.T) {
 	for addr := range targets {
 		list = append(list, strconv.Quote(addr))
 	}
+	// A scrape's budget is its timeout less --web.timeout-offset (0.5 s):
+	// 3 s leaves a loaded machine time to answer every endpoint, which each
+	// alert here needs at the same evaluation.
 	if err := os.WriteFile(config, fmt.Appendf(nil, `global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 3s
+  scrape_timeout: 3s
   evaluation_interval: 1s
 rule_files: [%q]
 scrape_configs:
