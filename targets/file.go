@@ -92,11 +92,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		}
 		s := defaults // with a map of its own, which collectors changes
 		s.APIURL, s.KeyFile, s.Key, s.KeyFrom, s.Collectors = "", "", nil, "", maps.Clone(s.Collectors)
-		fields := map[string]Setting{}
-		for _, st := range s.List() {
-			fields[st.Field] = st
-		}
-		delete(fields, "") // a flag's part of a field, such as --api.tls.ca-file
+		list := s.List()
 		delete(given, "name")
 		var read func(prefix string, given map[string]yaml.Node)
 		read = func(prefix string, given map[string]yaml.Node) {
@@ -105,25 +101,25 @@ func Load(path string, defaults Settings) ([]Named, error) {
 				if v.Kind == yaml.AliasNode {
 					v = *v.Alias
 				}
-				st, known := fields[field]
-				m, isMap := st.Value.(interface{ decode(yaml.Node, string) error })
-				var sub map[string]yaml.Node // of a map of settings, such as collectors
+				// a.b is b of the map a, never a key; a flag's part of a field (--api.tls.ca-file) is not one
+				i := slices.IndexFunc(list, func(st Setting) bool { return st.Field == field && st.Field != "" && !strings.Contains(key, ".") })
 				var err error
 				switch tag := foreignTag(&v); {
 				case tag != nil:
 					err = fmt.Errorf("a tag (%s): the file is read as written; write the value itself", redact.Readable(tag.Tag))
-				case !known && v.Kind == yaml.MappingNode:
+				case i < 0 && v.Kind == yaml.MappingNode: // of a map of settings, such as collectors
+					var sub map[string]yaml.Node
 					if err = yamlError(v.Decode(&sub)); err == nil {
 						read(field+".", sub)
 					}
-				case !known || strings.Contains(key, "."):
+				case i < 0:
 					bad("unknown field %q (keys never go in this file: api_key_file names a file holding one)", redact.Readable(field))
-				case isMap:
-					err = m.decode(v, filepath.Dir(path))
-				case v.Kind != yaml.ScalarNode:
-					err = errors.New("want a single value, not a list or a map")
 				default:
-					err = st.Value.Set(v.Value)
+					if m, isMap := list[i].Value.(interface{ decode(yaml.Node, string) error }); isMap {
+						err = m.decode(v, filepath.Dir(path))
+					} else if err = errors.New("want a single value, not a list or a map"); v.Kind == yaml.ScalarNode {
+						err = list[i].Value.Set(v.Value)
+					}
 				}
 				if err != nil {
 					bad("%s: %v", named(field, v.Value), err)
