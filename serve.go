@@ -122,10 +122,10 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			if c.demo {
 				api = "the built-in simulator (--demo): made-up data"
 			}
-			if st := t.Collections.LastScrape(); st != nil {
-				last = fmt.Sprintf("%s, every endpoint answered (%d)", st.At.UTC().Format(time.RFC3339), st.Endpoints)
+			if st, n := t.Collections.LastScrape(), len(t.Collections.Endpoints); st != nil {
+				last = fmt.Sprintf("%s, every endpoint answered (%d)", st.At.UTC().Format(time.RFC3339), n)
 				if len(st.Failed) > 0 {
-					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), st.Endpoints, strings.Join(st.Failed, ", "), st.Why)
+					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), n, strings.Join(st.Failed, ", "), st.Why)
 				}
 			}
 			// The last scrape's text passed the door; redacted again, as a

@@ -243,15 +243,14 @@ func (s *Collections) finishScrape(seen []result) {
 		}
 	}
 	failed, why := s.failures.report(fs)
-	s.last.Store(&ScrapeStatus{At: time.Now(), Endpoints: len(seen), Failed: failed, Why: why})
+	s.last.Store(&ScrapeStatus{At: time.Now(), Failed: failed, Why: why})
 }
 
 // ScrapeStatus is what the last scrape saw, for the landing page.
 type ScrapeStatus struct {
-	At        time.Time
-	Endpoints int      // endpoints collected
-	Failed    []string // those that failed, by endpoint label
-	Why       string   // what the log line said of them: one clause per cause, redacted of the key
+	At     time.Time
+	Failed []string // the endpoints that failed (of Config.Endpoints), by label
+	Why    string   // what the log line said of them: one clause per cause, redacted of the key
 }
 
 // LastScrape returns the latest scrape's outcome, nil before the first.
