@@ -81,9 +81,8 @@ func errorText(failures []failure) string {
 		paged  bool                    // a page after the first is named, which failed_endpoints does not say
 	)
 	for _, f := range failures {
-		msg := f.err.Error()
-		at, cause := f.endpoint, msg
-		if head, tail, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(head, f.endpoint) {
+		at, cause := f.endpoint, f.err.Error()
+		if head, tail, ok := strings.Cut(cause, ": "); ok && strings.HasPrefix(head, f.endpoint) {
 			at, cause = head, tail
 		}
 		if _, seen := where[cause]; !seen {
