@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/global-stability/global_stability_exporter/client"
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
@@ -50,10 +51,9 @@ func build(c *config, env targets.Env) (set *targets.Set, metrics *targets.Targe
 		keys := make([]string, len(demoTargets))
 		var named []targets.Named
 		for i, name := range demoTargets {
-			key := rand.Text()
-			keys[i] = key
+			keys[i] = rand.Text()
 			s := c.defaults
-			s.APIURL, s.Key, s.KeyFrom = url, func() (string, error) { return key, nil }, "the demo's simulator"
+			s.APIURL, s.Key, s.KeyFrom = url, client.StaticKey(keys[i]), "the demo's simulator"
 			named = append(named, targets.Named{Name: name, Settings: s})
 		}
 		srv := &http.Server{Handler: simulator.Demo(keys...), ReadHeaderTimeout: 10 * time.Second}
