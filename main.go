@@ -56,27 +56,30 @@ func envar(flag string) string {
 // registerFlags declares the flags, a target's settings from Settings.List.
 func registerFlags(app *kingpin.Application) *config {
 	c := &config{}
-	flag := func(name, help string) *kingpin.FlagClause { return app.Flag(name, help).Envar(envar(name)) }
 	for _, st := range c.defaults.List() {
 		if st.Flag != "" {
-			f := flag(st.Flag, st.Help)
+			f := app.Flag(st.Flag, st.Help)
 			if st.Default != "" {
 				f.Default(st.Default)
 			}
 			f.SetValue(st.Value)
 		}
 	}
-	flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.metricsPath)
-	flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").SetValue(targets.Integer(&c.maxRequests, 0, "0 (no limit) or a positive number"))
-	flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").SetValue(targets.Duration(&c.timeoutOffset, 0, "0 or a positive duration, such as 0.5s"))
-	flag("demo", "Scrape a built-in simulator of the API instead of the real one, as three made-up accounts (/probe?target=demo-a, demo-b, demo-c, whose quota runs out in minutes; /metrics serves demo-a). The data is made up.").SetValue(targets.Boolean(&c.demo))
-	flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").StringVar(&c.configFile)
+	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.metricsPath)
+	app.Flag("web.max-requests", "Most scrapes served at once (per target with --config.file); 0 is no limit.").Default("40").SetValue(targets.Integer(&c.maxRequests, 0, "0 (no limit) or a positive number"))
+	app.Flag("web.timeout-offset", "Subtracted from Prometheus' scrape timeout to leave time to answer.").Default("0.5s").SetValue(targets.Duration(&c.timeoutOffset, 0, "0 or a positive duration, such as 0.5s"))
+	app.Flag("demo", "Scrape a built-in simulator of the API instead of the real one, as three made-up accounts (/probe?target=demo-a, demo-b, demo-c, whose quota runs out in minutes; /metrics serves demo-a). The data is made up.").SetValue(targets.Boolean(&c.demo))
+	app.Flag("config.file", "Targets' file (YAML): several API accounts by name, each scraped as /probe?target=NAME, with the flags as defaults for what a target leaves out. Reloaded on SIGHUP and POST /-/reload. Without it, the flags' one account is scraped on the metrics path.").PlaceHolder("PATH").StringVar(&c.configFile)
 	promslogflag.AddFlags(app, &c.log)
 	c.web = kingpinflag.AddFlags(app, ":10110")
 	// The toolkit's help gives node_exporter's port as its example.
 	app.GetFlag("web.listen-address").Help("Addresses on which to expose metrics and the landing page. Repeatable for multiple addresses. Examples: `:10110` or `[::1]:10110` for http, `vsock://:10110` for vsock.")
-	for _, name := range []string{"log.level", "log.format", "web.listen-address", "web.config.file", "web.systemd-socket"} {
-		app.GetFlag(name).Envar(envar(name))
+	// Every flag reads a variable too, the libraries' whichever they add (the
+	// toolkit's --web.systemd-socket exists on Linux only); kingpin's own aside.
+	for _, f := range app.Model().Flags {
+		if f.Name != "help" && f.Name != "version" && !f.Hidden {
+			app.GetFlag(f.Name).Envar(envar(f.Name))
+		}
 	}
 	return c
 }
