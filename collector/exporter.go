@@ -236,13 +236,13 @@ func (s *Collections) emitBackoff(ch chan<- prometheus.Metric, seen []result) (q
 
 // finishScrape logs a scrape's failures and keeps its outcome for LastScrape.
 func (s *Collections) finishScrape(seen []result) {
-	var fs []failure
+	var failures []result
 	for _, r := range seen {
 		if r.err != nil {
-			fs = append(fs, failure{r.endpoint.Label, r.err, r.endpoint.Paged})
+			failures = append(failures, r)
 		}
 	}
-	failed, why := s.failures.report(fs)
+	failed, why := s.failures.report(failures)
 	s.last.Store(&ScrapeStatus{At: time.Now(), Failed: failed, Why: why})
 }
 

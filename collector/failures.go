@@ -24,13 +24,6 @@ import (
 // scraped every 15 s would otherwise log thousands of lines a day.
 const failureRepeat = 5 * time.Minute
 
-// failure is one endpoint that failed a scrape.
-type failure struct {
-	endpoint string
-	err      error
-	paged    bool // its body limit is a page's
-}
-
 // failureLog logs a scrape's failures as one line; the same again at most
 // every failureRepeat, with how many it left out; and the recovery.
 type failureLog struct {
@@ -41,11 +34,11 @@ type failureLog struct {
 	suppressed int       // scrapes with the same failures since then
 }
 
-// report logs the failures of one scrape (none: a whole scrape), and
+// report logs one scrape's failed results (none: a whole scrape), and
 // returns the endpoints that failed and why, as the log line says.
-func (l *failureLog) report(failures []failure) (endpoints []string, why string) {
+func (l *failureLog) report(failures []result) (endpoints []string, why string) {
 	for _, f := range failures {
-		endpoints = append(endpoints, f.endpoint)
+		endpoints = append(endpoints, f.endpoint.Label)
 	}
 	why = errorText(failures) // "" for none
 	l.mu.Lock()
@@ -74,15 +67,15 @@ func (l *failureLog) report(failures []failure) (endpoints []string, why string)
 
 // errorText says each distinct cause once: every endpoint refused with one
 // 401 body makes one clause naming them all.
-func errorText(failures []failure) string {
+func errorText(failures []result) string {
 	var (
 		causes []string                // in order of first appearance
 		where  = map[string][]string{} // cause → the endpoints (and pages) it hit
 		paged  bool                    // a page after the first is named, which failed_endpoints does not say
 	)
 	for _, f := range failures {
-		at, cause := f.endpoint, f.err.Error()
-		if head, tail, ok := strings.Cut(cause, ": "); ok && strings.HasPrefix(head, f.endpoint) {
+		at, cause := f.endpoint.Label, f.err.Error()
+		if head, tail, ok := strings.Cut(cause, ": "); ok && strings.HasPrefix(head, f.endpoint.Label) {
 			at, cause = head, tail
 		}
 		if _, seen := where[cause]; !seen {
@@ -109,13 +102,13 @@ func errorText(failures []failure) string {
 var numbers = regexp.MustCompile(`[0-9][0-9.hmsuµn]*`)
 
 // signature identifies failures: each endpoint's status, or its error's words.
-func signature(failures []failure) string {
+func signature(failures []result) string {
 	var b strings.Builder
 	for _, f := range failures {
 		if status, ok := errors.AsType[*client.StatusError](f.err); ok {
-			b.WriteString(f.endpoint + "=HTTP " + strconv.Itoa(status.StatusCode) + "\n")
+			b.WriteString(f.endpoint.Label + "=HTTP " + strconv.Itoa(status.StatusCode) + "\n")
 		} else {
-			b.WriteString(f.endpoint + "=" + numbers.ReplaceAllString(f.err.Error(), "#") + "\n")
+			b.WriteString(f.endpoint.Label + "=" + numbers.ReplaceAllString(f.err.Error(), "#") + "\n")
 		}
 	}
 	return b.String()
@@ -127,35 +120,35 @@ func isType[E error](err error) bool { _, ok := errors.AsType[E](err); return ok
 // needing every failure is the API's trouble when other endpoints answer.
 var hints = []struct {
 	every bool
-	match func(failure) bool
+	match func(result) bool
 	text  string
 }{
-	{false, func(f failure) bool { return errors.Is(f.err, client.ErrRedirectRefused) },
+	{false, func(f result) bool { return errors.Is(f.err, client.ErrRedirectRefused) },
 		"the API redirected outside the origin (scheme, host, port) of --api.url, where the key may not go: set --api.url to the address it redirects to"},
 	// crypto/tls wraps every verification error of the certificate, x509's among them.
-	{false, func(f failure) bool { return isType[*tls.CertificateVerificationError](f.err) },
+	{false, func(f result) bool { return isType[*tls.CertificateVerificationError](f.err) },
 		"the API's TLS certificate was not accepted (signed by an authority this machine does not trust, such as a private CA or a TLS-inspecting proxy, issued for another name, or expired): if the API's certificate comes from a private CA, pass that CA's certificate with --api.tls.ca-file"},
-	{false, func(f failure) bool {
+	{false, func(f result) bool {
 		return isType[tls.RecordHeaderError](f.err) || strings.Contains(f.err.Error(), "server gave HTTP response to HTTPS client")
 	}, "--api.url says https://, but the server answered in plain HTTP: use the port where the API speaks TLS, or http:// for a plain-HTTP proxy on a network you trust"},
-	{false, func(f failure) bool { return errors.Is(f.err, client.ErrAuth) },
+	{false, func(f result) bool { return errors.Is(f.err, client.ErrAuth) },
 		"the API refused the key (HTTP 401/403): check that --api.key-file or GLOBAL_STABILITY_API_KEY holds a current key for this API"},
-	{true, func(f failure) bool { return errors.Is(f.err, syscall.ECONNREFUSED) || isType[*net.DNSError](f.err) },
+	{true, func(f result) bool { return errors.Is(f.err, syscall.ECONNREFUSED) || isType[*net.DNSError](f.err) },
 		"no endpoint could be reached (connection refused, or a host name that does not resolve): check the host and port of --api.url, and that this machine can reach the API"},
-	{true, func(f failure) bool { return errors.Is(f.err, client.ErrNotFound) },
+	{true, func(f result) bool { return errors.Is(f.err, client.ErrNotFound) },
 		"every failed endpoint is HTTP 404: check --api.url, which should be the API's base address; the exporter appends /v1/<endpoint> itself"},
-	{false, func(f failure) bool { return errors.Is(f.err, client.ErrBodyTooLarge) && !f.paged },
+	{false, func(f result) bool { return errors.Is(f.err, client.ErrBodyTooLarge) && !f.endpoint.Paged },
 		"a response was larger than its limit: raise --api.max-document-bytes if the API's bodies are really that large"},
-	{false, func(f failure) bool { return errors.Is(f.err, client.ErrBodyTooLarge) && f.paged },
+	{false, func(f result) bool { return errors.Is(f.err, client.ErrBodyTooLarge) && f.endpoint.Paged },
 		"a response was larger than its limit: raise --api.max-response-bytes if the API's bodies are really that large"},
 }
 
 // failureHint is the hints that failures match, "" for none.
-func failureHint(failures []failure) string {
+func failureHint(failures []result) string {
 	var out []string
 	for _, h := range hints {
 		some := slices.ContainsFunc(failures, h.match)
-		all := !slices.ContainsFunc(failures, func(f failure) bool { return !h.match(f) })
+		all := !slices.ContainsFunc(failures, func(f result) bool { return !h.match(f) })
 		if some && (all || !h.every) {
 			out = append(out, h.text)
 		}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,10 +41,10 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 			}
 			return strings.Split(strings.TrimSpace(buf.String()), "\n")
 		}
-		outage := func(retryAfter time.Duration) []failure {
-			return []failure{
-				{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: retryAfter}},
-				{endpoint: "briefings", err: fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", retryAfter)},
+		outage := func(retryAfter time.Duration) []result {
+			return []result{
+				failed("conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 503, RetryAfter: retryAfter}),
+				failed("briefings", fmt.Errorf("not requested: the API asked to wait %s more (Retry-After)", retryAfter)),
 			}
 		}
 
@@ -72,7 +73,7 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 		}
 		// Another failure is news at once.
 		time.Sleep(15 * time.Second)
-		l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+		l.report([]result{failed("conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500})})
 		if got := lines(); len(got) != 1 || !strings.Contains(got[0], "HTTP 500") || strings.Contains(got[0], "not_logged") {
 			t.Errorf("a different failure: want it logged at once, got %q", got)
 		}
@@ -83,19 +84,19 @@ func TestFailureLogOneLinePerScrapeThenQuiet(t *testing.T) {
 			t.Errorf("recovery: want one line, got %q", got)
 		}
 		// And a failure after recovery is news again, even if it is the old one.
-		l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+		l.report([]result{failed("conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500})})
 		if got := lines(); len(got) != 1 {
 			t.Errorf("the old failure after a recovery: want it logged, got %q", got)
 		}
 		// Scraped less often than failureRepeat: each scrape's line, with
 		// nothing said about scrapes left out, since none were.
 		time.Sleep(failureRepeat + time.Second)
-		l.report([]failure{{endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 500}}})
+		l.report([]result{failed("conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 500})})
 		if got := lines(); len(got) != 1 || strings.Contains(got[0], "not_logged") {
 			t.Errorf("a slow scrape's repeat: want one line without a count, got %q", got)
 		}
 		// A refused key: the line carries the hint.
-		l.report([]failure{{endpoint: "summaries", err: &client.StatusError{Endpoint: "summaries", StatusCode: 401}}})
+		l.report([]result{failed("summaries", &client.StatusError{Endpoint: "summaries", StatusCode: 401})})
 		if got := lines(); len(got) != 1 || !strings.Contains(got[0], "hint=") {
 			t.Errorf("a 401: want the hint in the line, got %q", got)
 		}
@@ -107,25 +108,25 @@ func TestFailureHints(t *testing.T) {
 	notFound := &client.StatusError{Endpoint: "summaries", StatusCode: 404}
 	for _, tc := range []struct {
 		name     string
-		failures []failure
+		failures []result
 		want     string // substring of the hint; "" for none
 	}{
-		{"401", []failure{{endpoint: "summaries", err: auth}}, "--api.key-file"},
-		{"403 among others", []failure{{endpoint: "conflict", err: errors.New("timeout")}, {endpoint: "summaries", err: &client.StatusError{Endpoint: "summaries", StatusCode: 403}}}, "key"},
-		{"404 everywhere", []failure{{endpoint: "summaries", err: notFound}, {endpoint: "conflict", err: &client.StatusError{Endpoint: "conflict", StatusCode: 404}}}, "--api.url"},
-		{"404 on one of two", []failure{{endpoint: "summaries", err: notFound}, {endpoint: "conflict", err: errors.New("timeout")}}, ""},
-		{"timeout", []failure{{endpoint: "conflict", err: errors.New("timeout")}}, ""},
-		{"connection refused everywhere", []failure{
-			{endpoint: "summaries", err: &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
-			{endpoint: "conflict", err: &client.TransportError{Endpoint: "conflict", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}}}},
+		{"401", []result{failed("summaries", auth)}, "--api.key-file"},
+		{"403 among others", []result{failed("conflict", errors.New("timeout")), failed("summaries", &client.StatusError{Endpoint: "summaries", StatusCode: 403})}, "key"},
+		{"404 everywhere", []result{failed("summaries", notFound), failed("conflict", &client.StatusError{Endpoint: "conflict", StatusCode: 404})}, "--api.url"},
+		{"404 on one of two", []result{failed("summaries", notFound), failed("conflict", errors.New("timeout"))}, ""},
+		{"timeout", []result{failed("conflict", errors.New("timeout"))}, ""},
+		{"connection refused everywhere", []result{
+			failed("summaries", &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}),
+			failed("conflict", &client.TransportError{Endpoint: "conflict", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}}}),
 		}, "host and port of --api.url"},
-		{"connection refused on one of two", []failure{
-			{endpoint: "summaries", err: &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}},
-			{endpoint: "conflict", err: errors.New("timeout")},
+		{"connection refused on one of two", []result{
+			failed("summaries", &client.TransportError{Endpoint: "summaries", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}),
+			failed("conflict", errors.New("timeout")),
 		}, ""},
-		{"document over its limit", []failure{{endpoint: "summaries", err: &client.DecodeError{Endpoint: "summaries", Err: client.ErrBodyTooLarge}}}, "--api.max-document-bytes"},
-		{"page over its limit", []failure{{endpoint: "briefings", err: &client.DecodeError{Endpoint: "briefings page 2", Err: client.ErrBodyTooLarge}, paged: true}}, "--api.max-response-bytes"},
-		{"redirect refused", []failure{{endpoint: "summaries", err: &client.TransportError{Endpoint: "summaries", Err: client.ErrRedirectRefused}}}, "redirected"},
+		{"document over its limit", []result{failed("summaries", &client.DecodeError{Endpoint: "summaries", Err: client.ErrBodyTooLarge})}, "--api.max-document-bytes"},
+		{"page over its limit", []result{failed("briefings", &client.DecodeError{Endpoint: "briefings page 2", Err: client.ErrBodyTooLarge})}, "--api.max-response-bytes"},
+		{"redirect refused", []result{failed("summaries", &client.TransportError{Endpoint: "summaries", Err: client.ErrRedirectRefused})}, "redirected"},
 	} {
 		hint := failureHint(tc.failures)
 		if (tc.want == "") != (hint == "") || !strings.Contains(hint, tc.want) {
@@ -139,15 +140,15 @@ func TestFailureHints(t *testing.T) {
 // causes keep a clause each, in order.
 func TestOneClausePerCause(t *testing.T) {
 	body := strings.Repeat("invalid or revoked API key; see https://docs.example.com/auth ", 3)
-	var fs []failure
+	var fs []result
 	for _, e := range endpoint.All() {
 		where := e.Label
 		if e.Paged {
 			where += " page 1"
 		}
-		fs = append(fs, failure{endpoint: e.Label, err: &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: body}})
+		fs = append(fs, failed(e.Label, &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: body}))
 	}
-	fs = append(fs[:2], append([]failure{{endpoint: "briefings", err: errors.New("briefings: no answer within the scrape deadline")}}, fs[2:]...)...)
+	fs = append(fs[:2], append([]result{failed("briefings", errors.New("briefings: no answer within the scrape deadline"))}, fs[2:]...)...)
 	text := errorText(fs)
 	if n := strings.Count(text, "invalid or revoked"); n != 3 {
 		t.Errorf("the 401 body appears %d/3 times:\n%s", n/3, text)
@@ -181,7 +182,7 @@ func TestTLSHintsFromRealErrors(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%s: no error", tc.name)
 		}
-		if hint := failureHint([]failure{{endpoint: "summaries", err: err}}); !strings.Contains(hint, tc.want) {
+		if hint := failureHint([]result{failed("summaries", err)}); !strings.Contains(hint, tc.want) {
 			t.Errorf("%s: error %v, hint %q, want one with %q", tc.name, err, hint, tc.want)
 		}
 	}
@@ -190,13 +191,13 @@ func TestTLSHintsFromRealErrors(t *testing.T) {
 // TestOneCauseIsNotNamedTwice: one cause of every failure (a refused key)
 // is said once, without the endpoints the line's failed_endpoints names.
 func TestOneCauseIsNotNamedTwice(t *testing.T) {
-	var fs []failure
+	var fs []result
 	for _, e := range []string{"global-stability", "conflict", "summaries"} {
 		where := e
 		if e == "conflict" {
 			where += " page 1"
 		}
-		fs = append(fs, failure{endpoint: e, err: &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: `{"error":"invalid key"}`}})
+		fs = append(fs, failed(e, &client.StatusError{Endpoint: where, StatusCode: 401, Excerpt: `{"error":"invalid key"}`}))
 	}
 	if text := errorText(fs); text != `HTTP 401 Unauthorized: {"error":"invalid key"}` {
 		t.Errorf("errorText = %q, want only the cause", text)
@@ -205,4 +206,11 @@ func TestOneCauseIsNotNamedTwice(t *testing.T) {
 	if text := errorText(fs); !strings.Contains(text, "conflict page 3") {
 		t.Errorf("errorText = %q, want the page after the first named", text)
 	}
+}
+
+// failed is the result of the endpoint labelled label, as endpoint.All
+// describes it (a page's body limit for a paged one), failing with err.
+func failed(label string, err error) result {
+	i := slices.IndexFunc(endpoint.All(), func(e *endpoint.Endpoint) bool { return e.Label == label })
+	return result{endpoint: endpoint.All()[i], err: err}
 }
