@@ -212,6 +212,33 @@ func TestActorsAndTags(t *testing.T) {
 	}
 }
 
+// TestANameIsOneNameHoweverSpelled: a name counts as one whether its
+// token is written plainly or with escapes, in either order, and a name
+// holding a backslash is not the one its token would spell unescaped
+// (`"a\\b"` is a\b; `"a\b"` is an a and a backspace): a repeated name
+// is found by its token, and must still be found by its text.
+func TestANameIsOneNameHoweverSpelled(t *testing.T) {
+	var events []string
+	for i, token := range []string{`"riots"`, `"r\u0069ots"`, `"\u0070rotests"`, `"protests"`, `"riots"`, `"a\\b"`, `"a\b"`, `"a\\b"`} {
+		events = append(events, strings.Replace(ev(fmt.Sprint(i), 1, 1, "x", 0.5, "2026-11-22T00:00:00Z"), `"category":"x"`, `"category":`+token, 1))
+	}
+	r, err := fetch(t, endpoint.Conflict, conflictPage(events...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for k, v := range samples(r) {
+		if name, ok := strings.CutPrefix(k, "global_stability_conflict_events_by_category{"); ok {
+			got[strings.TrimSuffix(name, "}")] = v
+		}
+	}
+	// The names with a backslash or a backspace do not read plainly: each
+	// series is left out, counted under the list.
+	if want := map[string]float64{"riots": 3, "protests": 2}; !maps.Equal(got, want) || !maps.Equal(r.Invalid.Counts, map[string]int{"events": 2}) {
+		t.Errorf("by category %v, invalid %v; want %v and 2 invalid series", got, r.Invalid.Counts, want)
+	}
+}
+
 // TestIndicatorsFirstKeys: the first keys in the API's order, up to the
 // cap; a repeated key counts as dropped and keeps its first value.
 func TestIndicatorsFirstKeys(t *testing.T) {

@@ -114,23 +114,27 @@ var (
 // (invalid bytes become U+FFFD), no piece of a key: /metrics shows it as it
 // is. Whether it reads plainly is judged on the series exported (onlyReadable).
 func LabelValue(raw jsontext.Value, c *Config) (Value, string) {
-	b, bad := textBytes(raw, maxNameBytes)
-	if bad != "" {
-		return Value{}, bad
-	}
-	if v, ok := c.interned[string(b)]; ok { // a name repeats (a category on every event): checked once
+	// A name repeats (a category on every event): checked once, then found
+	// by its token, its text quoted, or, written with an escape, by its text.
+	if v, ok := c.interned[string(raw)]; ok {
 		return v, ""
 	}
-	v := Value{Str: string(b)}
+	b, bad := textBytes(raw, maxNameBytes)
+	key := `"` + string(b) + `"`
+	if v, ok := c.interned[key]; ok || bad != "" {
+		return v, bad
+	}
+	v := Value{Str: key[1 : len(key)-1]}
 	switch {
 	case v.Str == "":
 		return Value{}, "empty"
 	case c.Keys.Redact(v.Str) != v.Str:
 		return Value{}, "holds a piece of an API key"
 	}
-	if c.interned != nil && len(c.interned) < maxInterned {
+	// A text with a backslash is not its token quoted (`"\n"`): left out.
+	if c.interned != nil && len(c.interned) < maxInterned && bytes.IndexByte(b, '\\') < 0 {
 		v.name = len(c.interned) + 1 // folds count by it, not hashing the text again
-		c.interned[v.Str] = v
+		c.interned[key] = v
 	}
 	return v, ""
 }
