@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,8 @@ type Collection struct {
 	folds  []folding
 	keys   [][]byte            // List.Item's names as JSON writes a member's (`"lat":`)
 	unique int                 // index of List.Unique in List.Item, or -1
+	each   uint64              // List.Item's fields of Each, by bit (a list item has fewer than 64)
+	needed uint64              // List.Item's fields neither Optional nor Each, by bit
 	seen   map[uint64]struct{} // fingerprints of List.Unique values in this walk
 	given  []string            // the keys read of the current document
 	result Result
@@ -54,9 +57,11 @@ func (e *Endpoint) Start(c Config) *Collection {
 			// rehash per doubling (BenchmarkReadPage).
 			col.unique, col.seen = l.itemIndex(l.Unique), make(map[uint64]struct{}, 1024)
 		}
-		for _, f := range l.Item {
+		for i, f := range l.Item {
 			k, _ := jsontext.AppendQuote(nil, f.Name)
 			col.keys = append(col.keys, append(k, ':'))
+			col.each |= uint64(boolToInt(f.Each)) << i
+			col.needed |= uint64(boolToInt(!f.Optional && !f.Each)) << i
 		}
 	}
 	return col
@@ -221,22 +226,19 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 	if c, err := s.peek(); err != nil || c != '{' {
 		return -1, jsontext.Value{c}.Kind(), s.skip()
 	}
-	for i := range item {
-		item[i] = fieldState{bad: "missing", names: item[i].names[:0], left: 1}
-	}
 	if err := s.enter(); err != nil {
 		return -1, 0, err
 	}
 	// Items usually name their fields in one order, as written in keys: the
 	// member after the last one read is looked for first, unscanned (rather
 	// than scanning each member, then looking it up among the fields).
-	next, given := 0, uint64(0) // the fields read, by bit (a list item has fewer than 64)
+	next, given, again, invalid := 0, uint64(0), uint64(0), uint64(0) // the fields read, read twice, bad: by bit
 	for first := true; ; first = false {
 		switch more, err := s.more('}', first); {
 		case err != nil:
 			return -1, 0, err
 		case !more:
-			return col.judged(item), 0, nil
+			return col.judged(item, given, again, invalid), 0, nil
 		}
 		i := next
 		if i >= len(fields) || !s.key(col.keys[i]) {
@@ -252,44 +254,49 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 			}
 		}
 		next = i + 1
-		if given&(1<<i) != 0 { // a key read twice leaves the item out (twice)
-			item[i].bad = twice
+		bit := uint64(1) << i
+		if given&bit != 0 { // a key read twice leaves the item out (twice)
+			item[i].bad, again = twice, again|bit
 			if err := s.skip(); err != nil {
 				return -1, 0, err
 			}
 			continue
 		}
-		given |= 1 << i
-		if fields[i].Each {
-			if err := col.readEach(s, &fields[i], &item[i]); err != nil {
-				return -1, 0, err
-			}
-			continue
+		given |= bit
+		raw, err := jsontext.Value(nil), error(nil)
+		if col.each&bit != 0 {
+			err = col.readEach(s, &fields[i], &item[i])
+		} else if raw, err = s.value(); err == nil {
+			item[i].v, item[i].bad = fields[i].Rule(raw, &col.c)
 		}
-		raw, err := s.value()
 		if err != nil {
 			return -1, 0, err
 		}
-		item[i].v, item[i].bad = fields[i].Rule(raw, &col.c)
+		if item[i].bad != "" {
+			invalid |= bit
+		}
 	}
 }
 
-// judged is the index of a required field of item that is bad, or -1; of
-// a usable item, the values its fields of Each left out are counted.
-func (col *Collection) judged(item []fieldState) int {
-	fields := col.e.List.Item
-	for i := range fields { // by index: a Field is too large to copy for each
-		if f := &fields[i]; (!f.Optional && !f.Each || item[i].bad == twice) && item[i].bad != "" {
-			return i
-		}
+// judged is the index of a field that leaves item out (a required one
+// bad, or any read twice), or -1; the fields not read become missing, and
+// of a usable item, the values its fields of Each left out are counted.
+func (col *Collection) judged(item []fieldState, given, again, bad uint64) int {
+	for m := (1<<len(item) - 1) &^ given; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		item[i] = fieldState{bad: "missing", names: item[i].names[:0], left: 1}
 	}
-	for i := range fields {
-		if f, st := &fields[i], item[i]; f.Each && st.left > 0 { // missing, null, not an array, or bad values: those only
-			if col.result.Invalid.count(f.Name) {
-				col.result.Invalid.First = f.Name + ": " + st.bad
-			}
-			col.result.Invalid.Counts[f.Name] += st.left - 1
+	bad |= ^given // the fields not read: missing
+	if out := bad&col.needed | again; out != 0 {
+		return bits.TrailingZeros64(out)
+	}
+	for m := bad & col.each; m != 0; m &= m - 1 { // missing, null, not an array, or bad values: those only
+		i := bits.TrailingZeros64(m)
+		f, st := &col.e.List.Item[i], &item[i]
+		if col.result.Invalid.count(f.Name) {
+			col.result.Invalid.First = f.Name + ": " + st.bad
 		}
+		col.result.Invalid.Counts[f.Name] += st.left - 1
 	}
 	return -1
 }
