@@ -39,8 +39,6 @@ type fieldState struct {
 	left  int     // of a field of Each: its values left out, the first for bad
 }
 
-var missing = fieldState{bad: "missing"}
-
 // maxRemembered bounds the List.Unique values a walk remembers, 8 bytes
 // each: far past any plausible walk. Past it, later items are not checked.
 const maxRemembered = 250_000
@@ -75,7 +73,7 @@ func (col *Collection) Read(r io.Reader, page int) (next string, err error) {
 
 func (col *Collection) readWith(s *scanner, page int) (next string, err error) {
 	e := col.e
-	col.fields = slices.Repeat([]fieldState{missing}, len(e.Fields))
+	col.fields = slices.Repeat([]fieldState{{bad: "missing"}}, len(e.Fields))
 	switch c, err := s.peek(); {
 	case err != nil:
 		return "", err
@@ -238,7 +236,7 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		case err != nil:
 			return -1, 0, err
 		case !more:
-			return col.judged(item, given, again, invalid), 0, nil
+			return col.judged(item, given, again, invalid|^given), 0, nil
 		}
 		i := next
 		if i >= len(fields) || !s.key(col.keys[i]) {
@@ -254,17 +252,16 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 			}
 		}
 		next = i + 1
-		bit := uint64(1) << i
-		if given&bit != 0 { // a key read twice leaves the item out (twice)
-			item[i].bad, again = twice, again|bit
+		if given&(1<<i) != 0 { // a key read twice leaves the item out (twice)
+			item[i].bad, again = twice, again|1<<i
 			if err := s.skip(); err != nil {
 				return -1, 0, err
 			}
 			continue
 		}
-		given |= bit
+		given |= 1 << i
 		raw, err := jsontext.Value(nil), error(nil)
-		if col.each&bit != 0 {
+		if col.each&(1<<i) != 0 {
 			err = col.readEach(s, &fields[i], &item[i])
 		} else if raw, err = s.value(); err == nil {
 			item[i].v, item[i].bad = fields[i].Rule(raw, &col.c)
@@ -272,21 +269,18 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		if err != nil {
 			return -1, 0, err
 		}
-		if item[i].bad != "" {
-			invalid |= bit
-		}
+		invalid |= uint64(boolToInt(item[i].bad != "")) << i
 	}
 }
 
-// judged is the index of a field that leaves item out (a required one
-// bad, or any read twice), or -1; the fields not read become missing, and
-// of a usable item, the values its fields of Each left out are counted.
+// judged is the index of a field that leaves item out, or -1: one read
+// twice (again), or a required one bad or not read (bad). The fields not
+// given become missing; a usable item's fields of Each count values left out.
 func (col *Collection) judged(item []fieldState, given, again, bad uint64) int {
 	for m := (1<<len(item) - 1) &^ given; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
 		item[i] = fieldState{bad: "missing", names: item[i].names[:0], left: 1}
 	}
-	bad |= ^given // the fields not read: missing
 	if out := bad&col.needed | again; out != 0 {
 		return bits.TrailingZeros64(out)
 	}

@@ -47,7 +47,7 @@ func plainRun(b []byte) int {
 }
 
 // str scans the string at s.pos; with keep, it returns its raw token, cut
-// after s.maxToken bytes.
+// after s.maxToken bytes (without, what it returns is not to be read).
 func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	s.tok, s.escaped = s.tok[:0], false
 	// The usual string, whole in the window and without an escape, skips
@@ -56,9 +56,6 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 	if end := s.pos + 1 + plainRun(s.buf[s.pos+1:s.end]); end < s.end && s.buf[end] == '"' && end-s.pos <= s.maxToken {
 		start := s.pos
 		s.pos = end + 1
-		if !keep {
-			return nil, nil
-		}
 		return s.buf[start:s.pos], nil
 	}
 	start, n := s.pos, 1 // the first byte of the token not yet in s.tok; bytes of it scanned
@@ -87,8 +84,6 @@ func (s *scanner) str(keep bool) (jsontext.Value, error) {
 			switch {
 			case !keep && copied: // cut
 				return append(s.tok, '"'), nil
-			case !keep:
-				return nil, nil
 			case copied:
 				return append(s.tok, b[start:s.pos]...), nil
 			}
