@@ -58,8 +58,8 @@ func (e *Endpoint) Start(c Config) *Collection {
 		for i, f := range l.Item {
 			k, _ := jsontext.AppendQuote(nil, f.Name)
 			col.keys = append(col.keys, append(k, ':'))
-			col.each |= uint64(boolToInt(f.Each)) << i
-			col.needed |= uint64(boolToInt(!f.Optional && !f.Each)) << i
+			col.each |= uint64(boolToInt(f.Each)) << i                   //nolint:gosec // G115: 0 or 1
+			col.needed |= uint64(boolToInt(!f.Optional && !f.Each)) << i //nolint:gosec // G115: 0 or 1
 		}
 	}
 	return col
@@ -269,7 +269,7 @@ func (col *Collection) readItem(s *scanner, item []fieldState) (bad int, kind js
 		if err != nil {
 			return -1, 0, err
 		}
-		invalid |= uint64(boolToInt(item[i].bad != "")) << i
+		invalid |= uint64(boolToInt(item[i].bad != "")) << i //nolint:gosec // G115: 0 or 1
 	}
 }
 
