@@ -98,7 +98,8 @@ func TestATargetsFileServesProbes(t *testing.T) {
 }
 
 // TestOneAccountHasNoProbe: from flags, /probe and /-/reload say that they
-// need a targets' file.
+// need a targets' file; --demo probes its accounts, and has no file to
+// reload (400, the request's mistake).
 func TestOneAccountHasNoProbe(t *testing.T) {
 	e := startExporter(t, nil, "--demo")
 	if code, body := e.status(t, http.MethodGet, "/probe?target=demo-b"); code != 200 {
@@ -106,6 +107,9 @@ func TestOneAccountHasNoProbe(t *testing.T) {
 	}
 	if v, ok := e.scrape(t).Get("global_stability_up"); !ok || v != 1 {
 		t.Errorf("--demo: /metrics serves no account (up %v)", v)
+	}
+	if code, body := e.status(t, http.MethodPost, "/-/reload"); code != http.StatusBadRequest || !strings.Contains(body, "--demo") {
+		t.Errorf("--demo: /-/reload: %d %s; want 400 saying there is no file to reload", code, body)
 	}
 	sim := simulator.New(simulator.Config{Key: secretKey})
 	srv := httptest.NewServer(sim)

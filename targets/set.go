@@ -187,11 +187,15 @@ func (s *Set) names() string {
 }
 
 // ServeReload serves /-/reload, routed for POST and PUT as by Prometheus
-// and blackbox_exporter.
+// and blackbox_exporter; without a targets' file (--demo) it is the
+// request's mistake, 400 as for one account.
 func (s *Set) ServeReload(w http.ResponseWriter, r *http.Request) {
-	if err := s.Reload(); err != nil {
+	switch err := s.Reload(); {
+	case s.path == "":
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	case err != nil:
 		http.Error(w, "failed to reload the targets' file: "+err.Error(), http.StatusInternalServerError)
-		return
+	default:
+		_, _ = w.Write([]byte("reloaded\n"))
 	}
-	_, _ = w.Write([]byte("reloaded\n"))
 }
