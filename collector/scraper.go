@@ -3,8 +3,8 @@
 // Package collector turns each scrape into a collection from the Global
 // Stability API: every enabled endpoint fetched concurrently under the
 // scrape's deadline, exported as const metrics. Scrapes that arrive while a
-// collection is in flight join it, so an HA pair of Prometheus servers
-// costs the API one set of requests.
+// collection is in flight join it; scrapes after it reuse what the API's
+// caching headers or --api.cache-ttl allow.
 package collector
 
 import (
