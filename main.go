@@ -116,11 +116,11 @@ func run(args []string) int {
 
 	// Several targets (a file's, the demo's) carry their names in their
 	// series and log lines.
-	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, Named: c.configFile != "" || c.demo,
+	env := targets.Env{Logger: logger, Keys: keys, TimeoutOffset: c.timeoutOffset, MaxRequests: c.maxRequests, LabelByTarget: c.configFile != "" || c.demo,
 		// As many as Go's CPUs: more at once would wait for one, each holding a compressor.
 		Renderings: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	var byTarget []string
-	if env.Named {
+	if env.LabelByTarget {
 		byTarget = []string{"target"}
 	}
 	env.API, env.Scrapes = collector.NewAPIMetrics(byTarget...), handler.NewScrapesCounter(byTarget...)
@@ -167,9 +167,8 @@ func run(args []string) int {
 		return 1
 	case <-ctx.Done():
 	}
-	// Let scrapes in flight finish, for as long as a scrape's API request
-	// may take and a little more: a Prometheus header may ask for a day. A
-	// stop asked for is no failure, whatever was cut short.
+	// Let scrapes in flight finish, for as long as an API request may take
+	// (a header may ask for a day); a stop asked for fails nothing.
 	level.Info(logger).Log("msg", "shutting down, finishing scrapes in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.defaults.Timeout+5*time.Second)
 	defer cancel()

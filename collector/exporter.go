@@ -33,7 +33,7 @@ var (
 	backoffDesc = newDesc("api_backoff_seconds",
 		"Time left before the exporter calls this endpoint again, after the API answered 429 or 503 with Retry-After; 0 when not backing off.", "endpoint")
 	labelValuesDroppedDesc = newDesc("label_values_dropped",
-		"Series left out of this scrape by --collector.max-label-values (per metric and endpoint) or --collector.max-series (its share of the scrape's): "+endpoint.Kept()+"; or because the API repeated a key.", "metric")
+		"Series left out of this scrape by --collector.max-label-values (per metric and endpoint) or --collector.max-series (its share of the scrape's): "+endpoint.CapsKeep()+"; or because the API repeated a key.", "metric")
 	invalidValuesDesc = newDesc("invalid_values",
 		"Values of this endpoint's response left out of this scrape because they were missing, null, of the wrong type or implausible, by the spec's field (for lists: items left out). 0 when all were valid; absent when the endpoint failed.", "endpoint", "field")
 )

@@ -101,9 +101,9 @@ func (f CountBy) start(l *List, c Config) folding {
 	}}
 }
 
-// Kept says what a cap keeps of each capped metric, by its fold, for the
+// CapsKeep says what a cap keeps of each capped metric, by its fold, for the
 // help texts: the busiest series, or the first keys in the API's order.
-func Kept() string {
+func CapsKeep() string {
 	var busiest, first []string
 	for _, e := range All() {
 		if e.List == nil {

@@ -28,7 +28,7 @@ import (
 	"github.com/global-stability/global_stability_exporter/collector"
 )
 
-// Options configures the /metrics handler.
+// Options configures the handler of /metrics or of a target's /probe.
 type Options struct {
 	Collections *collector.Collections
 	Gatherer    prometheus.Gatherer // the long-lived metrics; nil for a probe of one target

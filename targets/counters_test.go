@@ -145,7 +145,7 @@ func newLayout(t *testing.T, named bool, api simulator.Config) *layout {
 	t.Cleanup(srv.Close)
 	env := newEnv(1) // a targets' file's, as main builds it
 	if !named {      // the one account's
-		env.Named, env.reg = false, prometheus.NewRegistry()
+		env.LabelByTarget, env.reg = false, prometheus.NewRegistry()
 		env.API, env.Scrapes = collector.NewAPIMetrics(), handler.NewScrapesCounter()
 		env.reg.MustRegister(env.API.Collectors()...)
 		env.reg.MustRegister(env.Scrapes)

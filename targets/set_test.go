@@ -72,7 +72,7 @@ type testEnv struct {
 
 func newEnv(maxRequests int) testEnv {
 	e := testEnv{Env: targets.Env{Logger: log.NewNopLogger(), Keys: redact.New(), API: collector.NewAPIMetrics("target"),
-		Scrapes: handler.NewScrapesCounter("target"), TimeoutOffset: 500 * time.Millisecond, MaxRequests: maxRequests, Named: true},
+		Scrapes: handler.NewScrapesCounter("target"), TimeoutOffset: 500 * time.Millisecond, MaxRequests: maxRequests, LabelByTarget: true},
 		reg: prometheus.NewRegistry()}
 	e.reg.MustRegister(e.API.Collectors()...)
 	e.reg.MustRegister(e.Scrapes)

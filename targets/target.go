@@ -28,7 +28,7 @@ import (
 
 // Env is what the targets of one process share. MaxRequests applies to
 // each target on its own, so that a slow target never takes another's
-// places; with Named, each target's series and log lines carry its name.
+// places; LabelByTarget puts each target's name on its series and logs.
 type Env struct {
 	Logger        log.Logger
 	Keys          *redact.Redactor // every target's keys, from its build to its last probe
@@ -37,7 +37,7 @@ type Env struct {
 	TimeoutOffset time.Duration
 	MaxRequests   int
 	Renderings    chan struct{} // bounds the responses encoded at once, by every target (see handler.Options)
-	Named         bool
+	LabelByTarget bool
 }
 
 // Target is one API account being scraped: its own client, key ring,
@@ -69,7 +69,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	t, logger := &Target{Name: name, Settings: s, env: env}, env.Logger
 	t.holds.Store(1)
 	labels := []string{}
-	if env.Named {
+	if env.LabelByTarget {
 		labels = append(labels, name)
 		logger = log.With(env.Logger, "target", name)
 	}
