@@ -21,8 +21,8 @@ JSONNET := $(shell go env GOPATH)/bin/jsonnet
 GREMLINS_VERSION := v0.6.0
 GREMLINS := $(shell go env GOPATH)/bin/gremlins
 GOLANGCI_LINT := $(shell go env GOPATH)/bin/golangci-lint
-# goreleaser, not promu (what the official exporters use): the Go module
-# proxy the project builds from does not serve promu.
+# goreleaser, not promu (what the official exporters use), until the build
+# moves to promu and Makefile.common on adoption.
 GORELEASER_VERSION := v2.15.1
 GORELEASER := $(shell go env GOPATH)/bin/goreleaser
 IMAGE ?= global-stability-exporter

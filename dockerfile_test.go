@@ -61,8 +61,8 @@ func readDockerfile(t *testing.T) []dockerStage {
 // TestDockerfileBuildsForSeveralPlatforms holds what docs/install.md promises of
 // `docker buildx build --platform linux/amd64,linux/arm64,linux/arm/v7`:
 // the Go stage runs natively and cross-compiles a static binary for each
-// target, and the image runs as distroless nonroot. No Docker engine here,
-// so the Dockerfile is read.
+// target, and the image runs as distroless nonroot. The test reads the
+// Dockerfile, so it needs no Docker engine.
 func TestDockerfileBuildsForSeveralPlatforms(t *testing.T) {
 	stages := readDockerfile(t)
 	i := slices.IndexFunc(stages, func(s dockerStage) bool { return s.name == "build" })

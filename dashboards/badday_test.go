@@ -16,12 +16,12 @@ import (
 	"github.com/global-stability/global_stability_exporter/internal/testutil/render"
 )
 
-// The tests of this file hold what a real Grafana showed on the day an
-// account broke (a key revoked, a quota used up): the account vanished
-// from every panel that shows them all, "No data" was drawn green, status
-// codes were coloured by the order of their series, a regexp override
-// matched nothing. They run over the committed dashboards and the mixin
-// rendered for several clusters.
+// The tests of this file hold how the dashboards read on the day an
+// account breaks (a key revoked, a quota used up): the account stays on
+// every panel that shows them all, "No data" is never drawn green, status
+// codes keep one colour each, every regexp override matches what it is
+// for. They run over the committed dashboards and the mixin rendered for
+// several clusters.
 
 // multiCluster renders the mixin for several clusters, once for every test.
 var multiCluster = sync.OnceValues(func() (map[string]string, error) { return render.Mixin(`{showMultiCluster: true}`) })
@@ -305,8 +305,8 @@ func TestEveryAccountIsShownAtTheTop(t *testing.T) {
 }
 
 // TestRegexpOverridesMatchWhatTheyAreFor: Grafana anchors a byRegexp
-// matcher (^…$), so " composite$" matched no series and the composite was
-// never dashed. Each regexp override of a panel matches some of the names
+// matcher (^…$), so " composite$" would match no series and leave the
+// composite undashed. Each regexp override of a panel matches some of the names
 // its legends give, and not all of them.
 func TestRegexpOverridesMatchWhatTheyAreFor(t *testing.T) {
 	regexps := 0
@@ -344,9 +344,9 @@ var statusColours = []struct {
 	{"429", "purple", true}, {"500", "red", true}, {"503", "red", true}, {"error", "dark-red", true},
 }
 
-// TestStatusCodesHaveFixedColours: status codes were coloured by the order
-// of their series (401 green like 200) and a few 429s lay flat on the zero
-// line under a thousand 200s. In every panel of requests by status code,
+// TestStatusCodesHaveFixedColours: status codes coloured by the order of
+// their series would paint a 401 green like a 200, and a few 429s would lie
+// flat on the zero line under a thousand 200s. In every panel of requests by status code,
 // each code takes its class's colour whatever the account or cluster, and
 // failures go on an axis of their own.
 func TestStatusCodesHaveFixedColours(t *testing.T) {

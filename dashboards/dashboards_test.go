@@ -698,8 +698,8 @@ func alertThresholds(t *testing.T) map[string]float64 {
 // TestColoursAreTheAlerts: a panel or table column coloured by thresholds
 // turns red where the alert on the same value fires, and not before: the
 // score orange and red at the warning and critical, the pillar scores red
-// at PillarScoreHigh, a pillar's change over 24h red at PillarSurge (every
-// rise was red, 1.2 as red as 12.5, while the alert fires at 15).
+// at PillarScoreHigh, a pillar's change over 24h red at PillarSurge (not
+// every rise, 1.2 as red as 12.5, while the alert fires at 15).
 func TestColoursAreTheAlerts(t *testing.T) {
 	alerts := alertThresholds(t)
 	want := map[string][]float64{ // the metric a panel shows → its steps
@@ -748,7 +748,7 @@ func TestColoursAreTheAlerts(t *testing.T) {
 }
 
 // TestEmptyPanelsSayNoData: a stat that shows only its series' names shows
-// nothing when there is no series ("Trend" was an empty pale box), where
+// nothing when there is no series (an empty pale box), where
 // Grafana says "No data" in the value.
 func TestEmptyPanelsSayNoData(t *testing.T) {
 	for _, d := range load(t) {

@@ -218,9 +218,9 @@ func BenchmarkRules(b *testing.B) {
 }
 
 // BenchmarkResultOfAPage reads a page of 1,000 events in 1,000 cells and
-// makes its series: the cells' series cost more than reading their events
-// when each cell's centre was formatted anew and the cells sorted though
-// all were kept.
+// makes its series: the cells' series would cost more than reading their
+// events if each cell's centre were formatted anew, or the cells sorted
+// when all are kept.
 func BenchmarkResultOfAPage(b *testing.B) {
 	var page strings.Builder
 	page.WriteString(`{"events":[`)

@@ -8,8 +8,8 @@ local datasource = { type: 'prometheus', uid: '${datasource}' };
 local endpoints = import '../endpoints.json';
 
 // Colours of distinct hues: the pillars', in the pillars' order, then the
-// other endpoints', in theirs (macro's blue and the summary's light blue
-// were hard to tell apart).
+// other endpoints', in theirs (no two alike, such as a blue and a light
+// blue).
 local pillarPalette = ['red', 'purple', 'orange', 'blue'];
 local otherPalette = ['yellow', 'green', '#ff9da7', '#9c755f', '#19b3b3'];
 local others = [e.label for e in endpoints.endpoints if e.label != endpoints.overview && !std.objectHas(e, 'pillar')];
