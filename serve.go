@@ -83,16 +83,19 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 	} else {
 		mux.Handle(c.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	}
+	noFile := func(w http.ResponseWriter, _ *http.Request) { // the request's mistake
+		http.Error(w, "no targets' file: /probe?target=NAME and /-/reload need one (--config.file); without it, the exporter serves one API account on "+c.metricsPath+", or --demo's", http.StatusBadRequest)
+	}
+	probe := noFile
 	if set != nil {
-		mux.HandleFunc("/probe", set.ServeProbe)
+		probe = set.ServeProbe
+	}
+	mux.HandleFunc("/probe", probe)
+	if c.configFile != "" {
 		mux.HandleFunc("POST /-/reload", set.ServeReload) // another method: 405, by the mux
 		mux.HandleFunc("PUT /-/reload", set.ServeReload)
 	} else {
-		noTargets := func(w http.ResponseWriter, _ *http.Request) {
-			http.Error(w, "no targets: this exporter serves one API account, on "+c.metricsPath+"; /probe?target=NAME and /-/reload need a targets' file (--config.file)", http.StatusBadRequest)
-		}
-		mux.HandleFunc("/probe", noTargets)
-		mux.HandleFunc("/-/reload", noTargets)
+		mux.HandleFunc("/-/reload", noFile)
 	}
 	if c.metricsPath != "/" {
 		mux.HandleFunc("/{$}", landingPage(c, set, metrics, keys))

@@ -3,7 +3,6 @@
 package targets
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -83,12 +82,9 @@ func (s *Set) Get(name string) (*Target, bool) { t, ok := s.current.Load().byNam
 // Targets are the targets, as of now, in the file's order.
 func (s *Set) Targets() []*Target { return slices.Clone(s.current.Load().order) }
 
-// Reload reads the targets' file again. A file that does not load keeps
+// Reload reads the targets' file again (a set of the file's only). A file that does not load keeps
 // the running targets; the error says why, and the reload gauges say so.
 func (s *Set) Reload() error {
-	if s.path == "" {
-		return errors.New("these targets come from --demo, not from a targets' file: there is nothing to reload")
-	}
 	s.reloadMu.Lock() // two reloads at once would publish the older file if the newer were read first
 	defer s.reloadMu.Unlock()
 	named, err := Load(s.path, s.defaults)
@@ -187,15 +183,11 @@ func (s *Set) names() string {
 }
 
 // ServeReload serves /-/reload, routed for POST and PUT as by Prometheus
-// and blackbox_exporter; without a targets' file (--demo) it is the
-// request's mistake, 400 as for one account.
+// and blackbox_exporter.
 func (s *Set) ServeReload(w http.ResponseWriter, r *http.Request) {
-	switch err := s.Reload(); {
-	case s.path == "":
-		http.Error(w, err.Error(), http.StatusBadRequest)
-	case err != nil:
+	if err := s.Reload(); err != nil {
 		http.Error(w, "failed to reload the targets' file: "+err.Error(), http.StatusInternalServerError)
-	default:
-		_, _ = w.Write([]byte("reloaded\n"))
+		return
 	}
+	_, _ = w.Write([]byte("reloaded\n"))
 }
