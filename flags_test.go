@@ -490,6 +490,39 @@ func TestEveryFlagReachesItsEffect(t *testing.T) {
 	}
 }
 
+// TestEveryFlagHasATestOfItsEffect: every flag the exporter has is given
+// by a flagCase, or named here with the test that observes its effect, so
+// a new flag without a test of what it does fails here.
+func TestEveryFlagHasATestOfItsEffect(t *testing.T) {
+	elsewhere := map[string]string{
+		"api.url":            "TestAgainstAPIWithKeyFile",
+		"api.key-file":       "TestAgainstAPIWithKeyFile",
+		"api.tls.ca-file":    "TestUpstreamTLS, TestTLSCAFileFromTheEnvironment",
+		"api.tls.cert-file":  "TestUpstreamTLS",
+		"api.tls.key-file":   "TestUpstreamTLS",
+		"demo":               "TestOneAccountHasNoProbe",
+		"config.file":        "TestATargetsFileServesProbes",
+		"web.listen-address": "TestListenAddressFromTheEnvironment",
+		"web.systemd-socket": "exporter-toolkit's own",
+		"help":               "TestHelpAndVersionGoToStdout",
+		"version":            "TestHelpAndVersionGoToStdout",
+	}
+	given := map[string]bool{}
+	for _, fc := range flagCases {
+		for _, arg := range fc.flags {
+			name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+			given[strings.TrimPrefix(name, "no-")] = true
+		}
+	}
+	app := kingpin.New(exporterName, "")
+	registerFlags(app)
+	for _, f := range app.Model().Flags {
+		if _, named := elsewhere[f.Name]; !given[f.Name] && !named && !f.Hidden { // kingpin's completion and man page aside
+			t.Errorf("--%s: no flagCase gives it, and no other test of its effect is named here", f.Name)
+		}
+	}
+}
+
 func runFlagCase(t *testing.T, fc flagCase, mode string) {
 	cfg := fc.sim
 	cfg.Key = secretKey

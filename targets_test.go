@@ -122,6 +122,22 @@ func TestOneAccountHasNoProbe(t *testing.T) {
 	}
 }
 
+// TestHeadOnTheBinaryAsksTheAPINothing: HEAD on the metrics path, as the
+// binary wires it (the exporter's own series beside the account's),
+// answers 200 and sends the API nothing, where a GET asks it.
+func TestHeadOnTheBinaryAsksTheAPINothing(t *testing.T) {
+	sim := simulator.New(simulator.Config{Key: secretKey})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + secretKey}, "--api.url="+srv.URL)
+	if code, _ := e.status(t, http.MethodHead, "/metrics"); code != http.StatusOK || sim.TotalRequests() != 0 {
+		t.Errorf("HEAD /metrics: %d, %d requests to the API; want 200 and none", code, sim.TotalRequests())
+	}
+	if e.scrape(t); sim.TotalRequests() == 0 {
+		t.Error("a GET sent the API nothing either, so the HEAD's count shows nothing")
+	}
+}
+
 // TestATargetsFileExcludesTheFlagsAccount: --config.file with --api.url, a
 // key or --demo is refused at start-up, as is a file that does not load,
 // each problem named (target and field for the file's).
