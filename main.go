@@ -167,8 +167,8 @@ func run(args []string) int {
 		return 1
 	case <-ctx.Done():
 	}
-	// Let scrapes in flight finish, for as long as an API request may take
-	// (a header may ask for a day); a stop asked for fails nothing.
+	// Scrapes in flight get an API request's timeout and 5 s more to finish
+	// (a header may grant one a day); a stop asked for is no failure.
 	level.Info(logger).Log("msg", "shutting down, finishing scrapes in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.defaults.Timeout+5*time.Second)
 	defer cancel()
