@@ -196,17 +196,12 @@ func (s *scanner) key(k []byte) bool {
 	return false
 }
 
-// text is the text of the string token str just read.
+// text is the text of the string token str just read, escapes undone in a copy.
 func (s *scanner) text(raw []byte) []byte {
 	if !s.escaped {
 		return raw[1 : len(raw)-1]
 	}
-	return unescape(raw)
-}
-
-// unescape copies a string token's text, escapes undone, invalid UTF-8 as U+FFFD.
-func unescape(raw []byte) []byte {
-	b, _ := jsontext.AppendUnquote(nil, raw)
+	b, _ := jsontext.AppendUnquote(nil, raw) // invalid UTF-8 becomes U+FFFD
 	return b
 }
 
