@@ -80,8 +80,7 @@ type Config struct {
 	Refresh        map[string]time.Duration // overrides Endpoint.Refresh by endpoint label; 0 turns it off
 
 	interned map[string]Value // of a collection: names checked valid (see LabelValue)
-	now      time.Time        // of a collection: what its timestamps are judged by
-	latest   time.Time        // of a collection: now + MaxFutureSkew
+	latest   time.Time        // of a collection: its start + MaxFutureSkew, what its timestamps are judged by
 }
 
 // Defaults of Config.
@@ -102,16 +101,12 @@ func (c Config) withDefaults() Config {
 	if c.GridDegrees <= 0 {
 		c.GridDegrees = DefaultGridDegrees
 	}
-	c.interned, c.now = map[string]Value{}, c.clock()
-	c.latest = c.now.Add(MaxFutureSkew)
+	c.interned, c.latest = map[string]Value{}, c.clock().Add(MaxFutureSkew)
 	return c
 }
 
-// clock is the instant a collection judges timestamps by, read at its start.
+// clock reads Now, or time.Now if it is nil.
 func (c *Config) clock() time.Time {
-	if !c.now.IsZero() {
-		return c.now
-	}
 	if c.Now != nil {
 		return c.Now()
 	}
