@@ -212,9 +212,6 @@ var timestampLayouts = []string{
 // "T" (its 5.6 note), and a leap second (":60", the next minute's first:
 // Unix time has none). The error does not quote the input.
 func ParseTimestamp(s string) (time.Time, error) {
-	if t, ok := utcTimestamp(s); ok {
-		return t, nil
-	}
 	b := []byte(s)
 	if len(b) > 10 && (b[10] == 't' || b[10] == ' ') {
 		b[10] = 'T'
