@@ -138,11 +138,7 @@ func (s *scanner) number(keep bool) (jsontext.Value, error) {
 		s.pos += end
 		return s.buf[start:s.pos:s.pos], nil
 	}
-	return s.anyNumber(keep)
-}
-
-// anyNumber is number by the grammar's table, across refills of the window.
-func (s *scanner) anyNumber(keep bool) (jsontext.Value, error) {
+	// Any other by the grammar's table, across refills of the window.
 	s.tok = s.tok[:0]
 	start, state := s.pos, numStart
 	for {
