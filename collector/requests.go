@@ -86,6 +86,13 @@ func (m *APIMetrics) Forget(target string) {
 	}
 }
 
+// ForgetQuota removes the quota a target's endpoint announced.
+func (m *APIMetrics) ForgetQuota(target, endpoint string) {
+	for _, g := range m.quota {
+		g.DeletePartialMatch(prometheus.Labels{"target": target, "endpoint": endpoint})
+	}
+}
+
 // Collectors returns every metric, to register.
 func (m *APIMetrics) Collectors() []prometheus.Collector {
 	out := []prometheus.Collector{m.requests.MetricVec, m.bytes.MetricVec, m.Reused.MetricVec}

@@ -329,6 +329,50 @@ func TestAChangedTargetKeepsItsCounters(t *testing.T) {
 	}
 }
 
+// TestATurnedOffEndpointLeavesNoQuotaStanding: the quota an endpoint's
+// answers announced goes with the endpoint when a reload turns it off,
+// rather than stand at its last value for ever; the others' stays.
+func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
+	dir := t.TempDir()
+	accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-RateLimit-Limit", "100")
+			h.ServeHTTP(w, r)
+		})
+	})}
+	env := newEnv(40)
+	set, _ := loadSet(t, dir, accounts, env, "prod")
+	quotas := func() map[string]bool { // the endpoints with a quota gauge
+		fams, err := env.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, f := range fams {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if f.GetName() == "global_stability_api_rate_limit_limit" && l.GetName() == "endpoint" {
+						out[l.GetValue()] = true
+					}
+				}
+			}
+		}
+		return out
+	}
+	probe(t, set, "target=prod")
+	if q := quotas(); !q["summaries"] || !q["global-stability"] {
+		t.Fatalf("quota gauges before the reload: %v, want summaries and global-stability among them", q)
+	}
+	targetsFile(t, dir, accounts, map[string]string{"prod": "    collectors: {summary: false}\n"}, "prod")
+	if err := set.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	probe(t, set, "target=prod")
+	if q := quotas(); q["summaries"] || !q["global-stability"] {
+		t.Errorf("quota gauges after the summary was turned off: %v, want global-stability's and no summaries'", q)
+	}
+}
+
 // TestAFailedReloadLeavesNoTargetBehind: a reload that built a target new
 // to the file and then could not build the next serves neither, and the
 // new one leaves no series: what /metrics shows per target is the targets

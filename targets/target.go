@@ -194,15 +194,23 @@ func (t *Target) acquire() bool {
 
 // release lets go of a hold. The last gives up the target's connections
 // and key ring, and its series unless set serves its name (a target
-// replaced by one of the same name, or never served: the counters go on).
+// replaced by one of the same name, or never served: the counters go on,
+// the quota of an endpoint the new one does not collect does not).
 func (t *Target) release(set *Set) {
 	if t.holds.Add(-1) > 0 {
 		return
 	}
 	t.http.CloseIdleConnections()
 	t.keys.Drop()
-	if _, served := set.Get(t.Name); !served {
+	served, ok := set.Get(t.Name)
+	if !ok {
 		t.env.API.Forget(t.Name)
 		t.env.Scrapes.DeleteLabelValues(t.Name)
+		return
+	}
+	for _, e := range t.Collections.Endpoints { // one turned off announces no quota any more
+		if !slices.Contains(served.Collections.Endpoints, e) {
+			t.env.API.ForgetQuota(t.Name, e.Label)
+		}
 	}
 }
