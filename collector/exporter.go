@@ -29,7 +29,7 @@ var (
 	scrapeSuccessDesc = newDesc("scrape_success",
 		"1 when this endpoint's data in this scrape is usable: every page answered and read as a valid document, or an answer reused while the API allows; 0 on a failed request, an invalid document or a back-off after Retry-After.", "endpoint")
 	scrapeDurationDesc = newDesc("scrape_duration_seconds",
-		"Wall time of this endpoint's requests (all pages) in this scrape.", "endpoint")
+		"Wall time of this endpoint's requests (all pages) in the collection this scrape used, which the scrapes joining it or reusing it (--api.cache-ttl) share; 0 for an answer reused without a request.", "endpoint")
 	backoffDesc = newDesc("api_backoff_seconds",
 		"Time left before the exporter calls this endpoint again, after the API answered 429 or 503 with Retry-After; 0 when not backing off.", "endpoint")
 	labelValuesDroppedDesc = newDesc("label_values_dropped",
