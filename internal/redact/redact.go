@@ -169,9 +169,10 @@ func (r *Redactor) Readable(s string) string {
 }
 
 // escape is where JSON, Go, a URL or HTML would read another character: a
-// backslash; % and two hex digits; & and # or a letter ("&amp" needs no ";").
-// A lone & or % ("Riots & protests", "5% down") starts none.
-var escape = regexp.MustCompile(`\\|%[0-9A-Fa-f]{2}|&[#A-Za-z]`)
+// backslash; % and two hex digits; & and # or two letters ("&amp" needs no
+// ";", and no named reference has one letter). A lone & or % ("Riots &
+// protests", "5% down") or a name's ("AT&T", "M&A") starts none.
+var escape = regexp.MustCompile(`\\|%[0-9A-Fa-f]{2}|&(#|[A-Za-z]{2})`)
 
 // token is a run of MinKeyLength or more of base64's characters, either
 // alphabet, but '/': a path's parts are judged one by one.

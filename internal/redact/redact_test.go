@@ -194,7 +194,7 @@ func TestOrdinaryTextIsKept(t *testing.T) {
 		`{"error":"unauthorized","message":"invalid API key"}`,
 		"level=debug msg=\"API request\" endpoint=global-stability/pillar/supply_chain status=200 bytes=183344 duration=12.3ms",
 		"Get \"https://api.example.com/v1/conflict\": dial tcp 10.0.0.1:443: connect: connection refused",
-		"violence_against_civilians", "Riots & protests", "/etc/global-stability/a.key",
+		"violence_against_civilians", "Riots & protests", "/etc/global-stability/a.key", "AT&T", "M&A talks",
 	} {
 		if got := r.Readable(text); got != text {
 			t.Errorf("Readable(%q) = %q, want it unchanged", text, got)
