@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -91,14 +90,11 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // parseRetryAfter reads Retry-After as delay-seconds or an HTTP date (RFC
 // 9110 10.2.3), capped at a day; a bad or past value is 0.
 func parseRetryAfter(v string, now time.Time) time.Duration {
-	const day = 24 * time.Hour
-	if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-		return time.Duration(min(max(secs, 0), int64(day/time.Second))) * time.Second
+	delay := deltaSeconds(strings.TrimSpace(v)) // as Cache-Control's are read
+	if t, err := http.ParseTime(strings.TrimSpace(v)); err == nil {
+		delay = t.Sub(now) // Sub saturates at 292 years
 	}
-	if t, err := http.ParseTime(strings.TrimSpace(v)); err == nil && t.After(now) {
-		return min(t.Sub(now), day) // Sub saturates at 292 years
-	}
-	return 0
+	return min(max(delay, 0), 24*time.Hour)
 }
 
 // excerpt makes text from the wire fit for one log line, at most n bytes
