@@ -119,34 +119,28 @@ func rateLimit(h http.Header, now time.Time) RateLimit {
 		}
 	}
 	d07 := params(h.Get("RateLimit"))
-	for _, c := range []convention{
-		{policy.params["q"], ietf.params["r"], ietf.params["t"], ";w=" + policy.params["w"], false},
-		{d07["limit"], d07["remaining"], d07["reset"], h.Get("RateLimit-Policy"), false},
-		{h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), h.Get("RateLimit-Limit"), false},
-		{h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), "", true},
+	for _, q := range []RateLimit{
+		quota(policy.params["q"], ietf.params["r"], ietf.params["t"], ";w="+policy.params["w"], false, now),
+		quota(d07["limit"], d07["remaining"], d07["reset"], h.Get("RateLimit-Policy"), false, now),
+		quota(h.Get("RateLimit-Limit"), h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset"), h.Get("RateLimit-Limit"), false, now),
+		quota(h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), "", true, now),
 	} {
-		if q := c.quota(now); q.Limit >= 0 || q.Remaining >= 0 || !q.Reset.IsZero() {
+		if q.Limit >= 0 || q.Remaining >= 0 || !q.Reset.IsZero() {
 			return q
 		}
 	}
 	return RateLimit{Limit: -1, Remaining: -1}
 }
 
-// convention is one convention's fields as sent: policy holds the window,
-// and a reset may be Unix seconds where unix.
-type convention struct {
-	limit, remaining, reset, policy string
-	unix                            bool
-}
-
-// quota reads c's values; one that is no valid count is absent.
-func (c convention) quota(now time.Time) RateLimit {
+// quota reads one convention's fields as sent, policy holding the window
+// and reset Unix seconds where unix; a value that is no valid count is absent.
+func quota(limit, remaining, reset, policy string, unix bool, now time.Time) RateLimit {
 	// "100, 100;w=60": the first number is the quota.
-	first, _, _ := strings.Cut(strings.TrimSpace(strings.Split(c.limit, ",")[0]), ";")
-	r := RateLimit{Limit: count(first), Remaining: count(c.remaining), Window: window(c.policy)}
-	if n := count(c.reset); n >= 0 {
+	first, _, _ := strings.Cut(strings.TrimSpace(strings.Split(limit, ",")[0]), ";")
+	r := RateLimit{Limit: count(first), Remaining: count(remaining), Window: window(policy)}
+	if n := count(reset); n >= 0 {
 		switch {
-		case c.unix && n >= 1e9 && n < 253402300800: // before the year 10000
+		case unix && n >= 1e9 && n < 253402300800: // before the year 10000
 			r.Reset = time.Unix(int64(n), 0)
 		case n < 1e9: // seconds from now; more would be a date, or nonsense
 			r.Reset = now.Add(time.Duration(n) * time.Second)
