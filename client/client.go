@@ -188,7 +188,7 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 		return Meta{}, &TransportError{Endpoint: where, Err: c.redactError(errors.Unwrap(err))}
 	}
 	received := time.Now()
-	counted := &recorder{r: resp.Body}
+	counted := &recorder{ReadCloser: resp.Body}
 	resp.Body = counted
 	defer func() {
 		// Drain a little so the connection can be reused, then close.
@@ -224,7 +224,7 @@ func (c *Client) get(ctx context.Context, endpoint, where string, page int, quer
 		return Meta{}, &DecodeError{Endpoint: where, Err: err}
 	}
 	limit := map[Limit]int64{DocumentLimit: c.cfg.MaxDocumentBytes, PageLimit: c.cfg.MaxResponseBytes}[l]
-	body := &recorder{r: http.MaxBytesReader(nil, io.NopCloser(raw), limit)}
+	body := &recorder{ReadCloser: http.MaxBytesReader(nil, io.NopCloser(raw), limit)}
 	if resp.ContentLength > limit && resp.Header.Get("Content-Encoding") == "" {
 		// Known to fail before a byte is read: closed unread, so that
 		// neither the drain below nor a slow sender holds the endpoint.
@@ -257,16 +257,16 @@ func (c *Client) classify(where string, body *recorder, err error) error {
 // recorder counts the bytes read, keeps the first headBytes for messages, and
 // the first error but io.EOF: a broken connection or the limit, not bad JSON.
 type recorder struct {
-	r    io.ReadCloser
-	n    int64
-	head []byte
-	err  error
+	io.ReadCloser // closed as it is
+	n             int64
+	head          []byte
+	err           error
 }
 
 const headBytes = 128
 
 func (b *recorder) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
+	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
 	b.head = append(b.head, p[:min(n, max(headBytes-len(b.head), 0))]...)
 	if err != nil && err != io.EOF && b.err == nil {
@@ -274,8 +274,6 @@ func (b *recorder) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-func (b *recorder) Close() error { return b.r.Close() }
 
 // decodedBody accepts what a JSON API plausibly sends: JSON types,
 // text/plain (many frameworks' default) or none, with any parameters; and
