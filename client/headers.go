@@ -110,10 +110,10 @@ type RateLimit struct {
 func rateLimit(h http.Header, now time.Time) RateLimit {
 	// IETF: RateLimit's first item, and the policy (q=) of its name, else the first.
 	var ietf, policy sfItem
-	if items := sfList(h.Values("RateLimit")); len(items) > 0 {
+	if items := sfList(h.Values("RateLimit")...); len(items) > 0 {
 		ietf = items[0]
 	}
-	for _, p := range sfList(h.Values("RateLimit-Policy")) {
+	for _, p := range sfList(h.Values("RateLimit-Policy")...) {
 		if _, ok := p.params["q"]; ok && (policy.params == nil || p.name == ietf.name && policy.name != ietf.name) {
 			policy = p
 		}
@@ -151,7 +151,7 @@ func quota(limit, remaining, reset, policy string, unix bool, now time.Time) Rat
 
 // window is the first plausible (up to a year) w= of a list of policies.
 func window(v string) time.Duration {
-	for _, p := range sfList([]string{v}) {
+	for _, p := range sfList(v) {
 		if w := count(p.params["w"]); w > 0 && w <= 366*24*3600 {
 			return time.Duration(w) * time.Second
 		}
@@ -191,14 +191,12 @@ type sfItem struct {
 
 // sfList reads a structured-field list leniently, split at commas and
 // semicolons: the rate-limit fields' names and values hold neither.
-func sfList(values []string) []sfItem {
+func sfList(lines ...string) []sfItem {
 	var out []sfItem
-	for _, v := range values {
-		for _, member := range strings.Split(v, ",") {
-			name, rest, found := strings.Cut(member, ";")
-			if name = strings.Trim(strings.TrimSpace(name), `"`); name != "" || found {
-				out = append(out, sfItem{name: name, params: params(rest)})
-			}
+	for _, member := range strings.Split(strings.Join(lines, ","), ",") { // a field's lines are one list
+		name, rest, found := strings.Cut(member, ";")
+		if name = strings.Trim(strings.TrimSpace(name), `"`); name != "" || found {
+			out = append(out, sfItem{name: name, params: params(rest)})
 		}
 	}
 	return out
