@@ -77,9 +77,8 @@ func freshness(h http.Header, requested, received time.Time) Freshness {
 	if _, ok := cc["no-cache"]; ok || lifetime <= 0 {
 		return Freshness{} // stored, but revalidated before use
 	}
-	apparent := max(received.Sub(date), 0)
 	corrected := deltaSeconds(strings.TrimSpace(h.Get("Age"))) + max(received.Sub(requested), 0)
-	return Freshness{Until: received.Add(min(lifetime, MaxFreshness) - max(apparent, corrected))}
+	return Freshness{Until: received.Add(min(lifetime, MaxFreshness) - max(received.Sub(date), corrected))}
 }
 
 // deltaSeconds parses a non-negative number of seconds, 0 if it is not one;
