@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -98,9 +97,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // excerpt makes text from the wire fit for one log line, at most n bytes
-// and "…": through the door first, so that no cut hides a key from it. A
-// character that the read cut short at the end is dropped, not a reason to
-// withhold the rest.
+// and "…": through the door first (printable UTF-8 and spaces only), so
+// that no cut hides a key from it. A character that the read cut short at
+// the end is dropped, not a reason to withhold the rest.
 func (c *Client) excerpt(s string, n int) string {
 	for i := max(len(s)-utf8.UTFMax+1, 0); i < len(s); i++ {
 		if utf8.RuneStart(s[i]) && !utf8.FullRuneInString(s[i:]) {
@@ -108,9 +107,7 @@ func (c *Client) excerpt(s string, n int) string {
 			break
 		}
 	}
-	s = strings.Join(strings.FieldsFunc(c.cfg.Keys.Readable(s), func(r rune) bool {
-		return r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r)
-	}), " ")
+	s = strings.Join(strings.Fields(c.cfg.Keys.Readable(s)), " ")
 	if len(s) <= n {
 		return s
 	}
