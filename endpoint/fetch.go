@@ -13,17 +13,14 @@ import (
 	"github.com/global-stability/global_stability_exporter/client"
 )
 
-// Fetch collects e through cl, every page of a paged endpoint. On error
-// nothing of it is usable: a partial list would look whole. With c.Store,
-// what the API allows is reused (Reuse says why); a stored walk only when
-// the API confirms every page, and a page that changed after confirmed ones
-// restarts the walk, so a list is never stitched from two moments.
+// Fetch asks the API for e, every page of a paged endpoint; what may be
+// reused without asking is Reusable's. On error nothing of it is usable: a
+// partial list would look whole. With c.Store, a stored walk is reused only
+// when the API confirms every page, and a page that changed after confirmed
+// ones restarts the walk, so a list is never stitched from two moments.
 func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Result, Reuse, error) {
 	if c.Keys == nil {
 		c.Keys = cl.Redactor() // the names are judged against every key of the process
-	}
-	if r, reuse, ok := e.Reusable(c); ok {
-		return r, reuse, nil
 	}
 	return e.fetch(ctx, cl, c, c.Store.get(e.Label), c.clock())
 }
