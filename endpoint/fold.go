@@ -97,7 +97,7 @@ func (f CountBy) start(l *List, c Config) folding {
 		for _, n := range names {
 			r.sample(f.Metric, float64(counts[n]), labels, map[string]string{f.Metric.Labels[0]: n})
 		}
-		r.drop(f.Metric, len(counts)-len(names)+len(untracked))
+		r.Dropped[f.Metric.Name] += len(counts) - len(names) + len(untracked)
 	}}
 }
 
@@ -166,7 +166,7 @@ func (f FirstKeys) start(l *List, c Config) folding {
 		for _, kv := range kept {
 			r.sample(f.Metric, kv.Num, labels, map[string]string{f.Metric.Labels[len(f.Metric.Labels)-1]: kv.Str})
 		}
-		r.drop(f.Metric, dropped)
+		r.Dropped[f.Metric.Name] += dropped
 	}}
 }
 
@@ -224,8 +224,8 @@ func (f Cells) start(l *List, c Config) folding {
 			r.sample(f.Count, float64(st.count), labels, at)
 			r.sample(f.Max, st.max, labels, at)
 		}
-		r.drop(f.Count, len(all)-len(kept))
-		r.drop(f.Max, len(all)-len(kept))
+		r.Dropped[f.Count.Name] += len(all) - len(kept)
+		r.Dropped[f.Max.Name] += len(all) - len(kept)
 	}}
 }
 

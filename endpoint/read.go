@@ -45,7 +45,7 @@ const maxRemembered = 250_000
 
 // Start begins a collection of e.
 func (e *Endpoint) Start(c Config) *Collection {
-	col := &Collection{e: e, c: c.withDefaults(), unique: -1}
+	col := &Collection{e: e, c: c.withDefaults(), unique: -1, result: Result{Dropped: map[string]int{}}}
 	if l := e.List; l != nil {
 		for _, f := range l.Folds {
 			col.folds = append(col.folds, f.start(l, col.c))

@@ -31,13 +31,6 @@ func (r *Result) sample(m *Metric, v float64, labels ...map[string]string) {
 	r.Samples = append(r.Samples, Sample{Metric: m, Labels: values, Value: v})
 }
 
-func (r *Result) drop(m *Metric, n int) {
-	if r.Dropped == nil {
-		r.Dropped = map[string]int{}
-	}
-	r.Dropped[m.Name] += n
-}
-
 // Invalid counts the values left out by field or list, and describes the first.
 type Invalid struct {
 	Counts map[string]int
