@@ -176,8 +176,6 @@ func (s *scanner) number(keep bool) (jsontext.Value, error) {
 			return nil, s.unexpected(b[i])
 		case !numComplete[state]:
 			return nil, s.cut()
-		case keep && len(s.tok) == 0 && i-start <= s.maxToken:
-			return b[start:i], nil // the usual number, inside the window
 		case keep && len(s.tok) < s.maxToken:
 			s.tok = append(s.tok, b[start:min(i, start+s.maxToken-len(s.tok))]...)
 		}
