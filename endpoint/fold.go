@@ -104,24 +104,21 @@ func (f CountBy) start(l *List, c Config) folding {
 // CapsKeep says what a cap keeps of each capped metric, by its fold, for the
 // help texts: the busiest series, or the first keys in the API's order.
 func CapsKeep() string {
-	var busiest, first []string
+	kept := map[bool][]string{} // by whether the fold keeps the first keys
 	for _, e := range All() {
 		if e.List == nil {
 			continue
 		}
 		for _, f := range e.List.Folds {
+			_, firstKeys := f.(FirstKeys)
 			for _, m := range f.metrics() {
-				switch _, firstKeys := f.(FirstKeys); {
-				case !m.Capped || slices.Contains(busiest, m.Name) || slices.Contains(first, m.Name):
-				case firstKeys:
-					first = append(first, m.Name)
-				default:
-					busiest = append(busiest, m.Name)
+				if m.Capped && !slices.Contains(kept[firstKeys], m.Name) {
+					kept[firstKeys] = append(kept[firstKeys], m.Name)
 				}
 			}
 		}
 	}
-	return "the busiest series of " + strings.Join(busiest, ", ") + " are kept, and the first keys of " + strings.Join(first, ", ") + " in the API's order"
+	return "the busiest series of " + strings.Join(kept[false], ", ") + " are kept, and the first keys of " + strings.Join(kept[true], ", ") + " in the API's order"
 }
 
 // busiest returns up to limit keys of m, most counted first, ties by less;
