@@ -32,7 +32,7 @@ type Endpoint struct {
 	Labels  map[string]string // label values every series of it carries (a drilldown's pillar)
 	Fields  []Field           // the values of the document read beside its list
 	List    *List             // the document's list of items, if it has one
-	Refresh time.Duration     // the spec's refresh interval: as_of T is not asked for before T+Refresh
+	Refresh time.Duration     // the spec's refresh interval, the setting's default (Config.Refresh holds what applies)
 }
 
 // Field is one value of a document or of a list item.
@@ -77,7 +77,7 @@ type Config struct {
 	Keys           *redact.Redactor         // a name holding a piece of a key is invalid
 	Now            func() time.Time         // time.Now if nil
 	Store          *Store                   // keeps answers for reuse while the API allows; nil asks every time
-	Refresh        map[string]time.Duration // overrides Endpoint.Refresh by endpoint label; 0 turns it off
+	Refresh        map[string]time.Duration // by endpoint label: as_of T is not asked for before T+Refresh; none or 0 is off
 
 	interned map[string]Value // of a collection: names checked valid (see LabelValue)
 	latest   time.Time        // of a collection: its start + MaxFutureSkew, what its timestamps are judged by

@@ -29,10 +29,7 @@ func (e *Endpoint) Fetch(ctx context.Context, cl *client.Client, c Config) (Resu
 // without asking. It sends nothing: a scrape with no time left still gets it.
 func (e *Endpoint) Reusable(c Config) (Result, Reuse, bool) {
 	prev, now := c.Store.get(e.Label), c.clock()
-	refresh, set := c.Refresh[e.Label]
-	if !set {
-		refresh = e.Refresh
-	}
+	refresh := c.Refresh[e.Label]
 	switch {
 	case prev == nil:
 	case prev.fresh(now):
