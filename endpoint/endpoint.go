@@ -14,6 +14,7 @@
 package endpoint
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,7 +84,7 @@ type Config struct {
 	latest   time.Time        // of a collection: its start + MaxFutureSkew, what its timestamps are judged by
 }
 
-// Defaults of Config.
+// Defaults of Config, for a field left 0 (the settings refuse less than 1).
 const (
 	DefaultMaxLabelValues = 1000
 	DefaultMaxSeries      = 5000
@@ -91,16 +92,9 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.MaxLabelValues <= 0 {
-		c.MaxLabelValues = DefaultMaxLabelValues
-	}
-	if c.MaxSeries <= 0 {
-		c.MaxSeries = DefaultMaxSeries
-	}
-	c.MaxLabelValues = min(c.MaxLabelValues, c.MaxSeries) // no metric may keep more
-	if c.GridDegrees <= 0 {
-		c.GridDegrees = DefaultGridDegrees
-	}
+	c.MaxSeries = cmp.Or(c.MaxSeries, DefaultMaxSeries)
+	c.MaxLabelValues = min(cmp.Or(c.MaxLabelValues, DefaultMaxLabelValues), c.MaxSeries) // no metric may keep more
+	c.GridDegrees = cmp.Or(c.GridDegrees, DefaultGridDegrees)
 	c.interned, c.latest = map[string]Value{}, c.clock().Add(MaxFutureSkew)
 	return c
 }
