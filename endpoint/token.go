@@ -158,10 +158,10 @@ func (s *scanner) number(keep bool) (jsontext.Value, error) {
 			i++
 		}
 		s.pos = i
+		if keep && len(s.tok) < s.maxToken { // the window's part of it, up to the cut
+			s.tok = append(s.tok, b[start:min(i, start+s.maxToken-len(s.tok))]...)
+		}
 		if i == len(b) { // the window ends inside the number, or with it
-			if keep && len(s.tok) < s.maxToken {
-				s.tok = append(s.tok, b[start:min(i, start+s.maxToken-len(s.tok))]...)
-			}
 			if s.fill() {
 				start = 0
 				continue
@@ -169,15 +169,12 @@ func (s *scanner) number(keep bool) (jsontext.Value, error) {
 			if !errors.Is(s.err, io.EOF) {
 				return nil, s.cut()
 			}
-			b, start, i = nil, 0, 0
 		}
 		switch {
 		case !numComplete[state] && i < len(b):
 			return nil, s.unexpected(b[i])
 		case !numComplete[state]:
 			return nil, s.cut()
-		case keep && len(s.tok) < s.maxToken:
-			s.tok = append(s.tok, b[start:min(i, start+s.maxToken-len(s.tok))]...)
 		}
 		return s.tok, nil
 	}
