@@ -126,22 +126,18 @@ func (e *Endpoint) InvalidFields() []string {
 	return out
 }
 
-// Metrics lists the series the endpoint's data becomes.
+// Metrics lists the series the endpoint's data becomes, each once: fields
+// may share one (each pillar's score), folds never (their series would collide).
 func (e *Endpoint) Metrics() []*Metric {
 	var out []*Metric
-	add := func(ms ...*Metric) {
-		for _, m := range ms {
-			if m != nil && !slices.Contains(out, m) {
-				out = append(out, m)
-			}
-		}
-	}
 	for _, f := range e.Fields {
-		add(f.Metric)
+		if f.Metric != nil && !slices.Contains(out, f.Metric) {
+			out = append(out, f.Metric)
+		}
 	}
 	if e.List != nil {
 		for _, fold := range e.List.Folds {
-			add(fold.metrics()...)
+			out = append(out, fold.metrics()...)
 		}
 	}
 	return out
