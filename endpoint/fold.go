@@ -249,12 +249,9 @@ func (f Max) start(l *List, _ Config) folding {
 	}}
 }
 
-// Mean is the mean of Field; absent when there are no items. A running
-// mean: a sum of two values of 1e308 would overflow.
-type Mean struct {
-	Metric *Metric
-	Field  string
-}
+// Mean is the mean of Field, described as Max is; absent when there are
+// no items. A running mean: a sum of two values of 1e308 would overflow.
+type Mean Max
 
 func (f Mean) metrics() []*Metric { return []*Metric{f.Metric} }
 func (f Mean) start(l *List, _ Config) folding {
