@@ -85,8 +85,10 @@ func (s *Settings) List() []Setting {
 		{Field: "max_series", Flag: "collector.max-series", Default: fmt.Sprint(endpoint.DefaultMaxSeries), Help: "Most series of the API's data one scrape of the target exports: those whose labels come from upstream data share what the others (a few dozen) leave, each an equal share, one needing less leaving the rest to the others; what is left out is counted in global_stability_label_values_dropped.", Value: Integer(&s.MaxSeries, 1, "at least 1")},
 		{Field: "grid_degrees", Flag: "collector.conflict.grid-degrees", Default: fmt.Sprint(endpoint.DefaultGridDegrees), Help: "Cell size, in degrees, of the conflict event grid (1 to 90: finer cells would be too many to count in bounded memory).", Value: degrees(&s.GridDegrees)},
 	}
-	for _, g := range groups() {
-		list = append(list, Setting{Field: "collectors." + g, Flag: "collector." + g, Default: "true", Help: "Collect " + paths(func(e *endpoint.Endpoint) bool { return e.Group == g }) + ".", Value: collectorFlag{s, g}})
+	for _, e := range endpoint.All() { // a setting per group, once
+		if g := e.Group; g != "" && !slices.ContainsFunc(list, func(st Setting) bool { return st.Field == "collectors."+g }) {
+			list = append(list, Setting{Field: "collectors." + g, Flag: "collector." + g, Default: "true", Help: "Collect " + paths(func(e *endpoint.Endpoint) bool { return e.Group == g }) + ".", Value: collectorFlag{s, g}})
+		}
 	}
 	return list
 }
@@ -123,17 +125,6 @@ func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
 // Endpoints are the endpoints whose collector is on.
 func (s Settings) Endpoints() []*endpoint.Endpoint {
 	return slices.DeleteFunc(endpoint.All(), func(e *endpoint.Endpoint) bool { on, set := s.Collectors[e.Group]; return e.Group != "" && set && !on })
-}
-
-// groups are the endpoint groups that collectors turn on and off.
-func groups() []string {
-	var groups []string
-	for _, e := range endpoint.All() {
-		if e.Group != "" && !slices.Contains(groups, e.Group) {
-			groups = append(groups, e.Group)
-		}
-	}
-	return groups
 }
 
 // paths names the paths of the endpoints that match, for a help text.
