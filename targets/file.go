@@ -139,11 +139,11 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	return out, errors.Join(problems...) // out is not to be used with problems
 }
 
-// foreignTag is the first node under n with a tag YAML does not define
-// (!vault), which the file refuses rather than read as text.
+// foreignTag is the first node under n with a tag not YAML's own (!!str):
+// !vault, !<tag:example.com,2000:x>; the file refuses it, not reads it as text.
 func foreignTag(n *yaml.Node) *yaml.Node {
 	for nodes := []*yaml.Node{n}; len(nodes) > 0; nodes = append(nodes[1:], nodes[0].Content...) {
-		if strings.HasPrefix(nodes[0].Tag, "!") && !strings.HasPrefix(nodes[0].Tag, "!!") {
+		if nodes[0].Tag != "" && !strings.HasPrefix(nodes[0].Tag, "!!") {
 			return nodes[0]
 		}
 	}

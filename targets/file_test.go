@@ -429,6 +429,7 @@ func TestTheFileIsReadAsWritten(t *testing.T) {
 			`targets[1] (a): max_pages "1d": want a whole number`},
 		"an unknown tag":       {base + "    timeout: !vault x\n", `targets[0] (a): timeout "x": a tag (!vault)`},
 		"a tag in a map":       {base + "    tls_config: {ca_file: !vault x}\n", "targets[0] (a): tls_config: a tag (!vault)"},
+		"a global tag":         {base + "    timeout: !<tag:example.com,2000:duration> 5s\n", `targets[0] (a): timeout "5s": a tag (tag:example.com,2000:duration)`},
 		"a key twice in a map": {base + "    collectors: {briefings: false, briefings: true}\n", `targets[0] (a): collectors: line 5: mapping key "briefings" already defined at line 5`},
 		"a second document":    {base + "---\ntargets: []\n", "not a targets' file: a second YAML document"},
 		"~":                    {base + "    timeout: ~\n", `targets[0] (a): timeout "~": want a duration with a unit`},
