@@ -45,6 +45,7 @@ type config struct {
 	log           promslog.Config
 	demo          bool
 	configFile    string
+	targets       []targets.Named // the file's, as validate read it: served as checked
 	web           *web.FlagConfig
 }
 

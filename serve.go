@@ -36,7 +36,7 @@ var demoTargets = []string{"demo-a", "demo-b", "demo-c"}
 func build(c *config, env targets.Env) (set *targets.Set, metrics *targets.Target, err error) {
 	switch {
 	case c.configFile != "":
-		if set, err = targets.NewSet(c.configFile, c.defaults, env); err != nil {
+		if set, err = targets.NewSet(c.configFile, c.defaults, c.targets, env); err != nil {
 			err = fmt.Errorf("%s: %w", flagSource("config.file", c.configFile), err)
 		}
 		return set, nil, err
@@ -59,7 +59,7 @@ func build(c *config, env targets.Env) (set *targets.Set, metrics *targets.Targe
 		srv := &http.Server{Handler: simulator.Demo(keys...), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		level.Warn(env.Logger).Log("msg", "--demo: scraping a built-in simulator; every value exported is made up", "simulator", url, "targets", fmt.Sprint(demoTargets))
-		if set, err = targets.NewStaticSet(named, env); err != nil {
+		if set, err = targets.NewSet("", targets.Settings{}, named, env); err != nil {
 			return nil, nil, fmt.Errorf("--demo: %w", err)
 		}
 		metrics, _ = set.Get(demoTargets[0])

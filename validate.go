@@ -98,7 +98,8 @@ func validate(c *config) []error {
 	}
 	switch {
 	case c.configFile != "":
-		if _, err := targets.Load(c.configFile, c.defaults); err != nil {
+		var err error
+		if c.targets, err = targets.Load(c.configFile, c.defaults); err != nil {
 			for _, err := range err.(interface{ Unwrap() []error }).Unwrap() {
 				bad("%s: %v", flagSource("config.file", c.configFile), err)
 			}

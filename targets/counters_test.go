@@ -152,7 +152,7 @@ func newLayout(t *testing.T, named bool, api simulator.Config) *layout {
 	}
 	l.gather = env.reg.Gather
 	if named {
-		set, err := targets.NewSet(targetsFile(t, t.TempDir(), map[string]*account{"a": {key: key, srv: srv}}, nil, "a"), defaults(), env.Env)
+		set, err := newSet(targetsFile(t, t.TempDir(), map[string]*account{"a": {key: key, srv: srv}}, nil, "a"), defaults(), env.Env)
 		if err != nil {
 			t.Fatal(err)
 		}

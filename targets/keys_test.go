@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
-	"github.com/global-stability/global_stability_exporter/targets"
 )
 
 // TestEveryKeyIsHeldFromBuildToLastProbe: the process's Redactor holds a
@@ -29,7 +28,7 @@ func TestEveryKeyIsHeldFromBuildToLastProbe(t *testing.T) {
 	accounts := map[string]*account{"stay": stay, "leave": leave}
 	env := newEnv(40)
 	dir := t.TempDir()
-	set, err := targets.NewSet(targetsFile(t, dir, accounts, nil, "stay", "leave"), defaults(), env.Env)
+	set, err := newSet(targetsFile(t, dir, accounts, nil, "stay", "leave"), defaults(), env.Env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestAProbeBesideAReload(t *testing.T) {
 				accounts := map[string]*account{"a": old, "b": newAccount(t, "key-new-0123456789abcdef", 2, nil)}
 				env := newEnv(40)
 				dir := t.TempDir()
-				set, err := targets.NewSet(targetsFile(t, dir, accounts, nil, "a"), defaults(), env.Env)
+				set, err := newSet(targetsFile(t, dir, accounts, nil, "a"), defaults(), env.Env)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -209,7 +209,7 @@ func TestReloadAppliesEverySetting(t *testing.T) {
 				writeAtomically(t, filepath.Join(dir, "targets.yml"), "targets:\n  - "+strings.Join(fields, "\n    ")+"\n")
 			}
 			file("")
-			set, err := targets.NewSet(filepath.Join(dir, "targets.yml"), declared(t), newEnv(40).Env)
+			set, err := newSet(filepath.Join(dir, "targets.yml"), declared(t), newEnv(40).Env)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,20 +38,9 @@ type live struct {
 	order  []*Target // as in the file
 }
 
-// NewSet loads the targets' file at path with defaults for what a target
-// leaves out, and builds every target.
-func NewSet(path string, defaults Settings, env Env) (*Set, error) {
-	named, err := Load(path, defaults)
-	if err != nil {
-		return nil, err
-	}
-	return newSet(path, defaults, named, env)
-}
-
-// NewStaticSet serves targets that no file describes, never reloaded.
-func NewStaticSet(named []Named, env Env) (*Set, error) { return newSet("", Settings{}, named, env) }
-
-func newSet(path string, defaults Settings, named []Named, env Env) (*Set, error) {
+// NewSet builds every target of named: a targets' file's, as Load read it
+// from path with defaults, reloaded from there; or, without a path, never.
+func NewSet(path string, defaults Settings, named []Named, env Env) (*Set, error) {
 	s := &Set{
 		path: path, defaults: defaults, env: env,
 		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{

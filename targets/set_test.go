@@ -96,12 +96,22 @@ func targetsFile(t *testing.T, dir string, accounts map[string]*account, extra m
 	return path
 }
 
+// newSet loads the targets' file at path with d, the defaults, and builds its
+// set, as the exporter does at start-up.
+func newSet(path string, d targets.Settings, env targets.Env) (*targets.Set, error) {
+	named, err := targets.Load(path, d)
+	if err != nil {
+		return nil, err
+	}
+	return targets.NewSet(path, d, named, env)
+}
+
 // loadSet writes the accounts' targets' file in dir, in order, and loads
 // it with the flags' defaults.
 func loadSet(t *testing.T, dir string, accounts map[string]*account, env testEnv, order ...string) (*targets.Set, string) {
 	t.Helper()
 	path := targetsFile(t, dir, accounts, nil, order...)
-	set, err := targets.NewSet(path, defaults(), env.Env)
+	set, err := newSet(path, defaults(), env.Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +162,7 @@ func TestEachTargetIsItsOwnAccount(t *testing.T) {
 		"staging": newAccount(t, "key-staging-0123456789", 2, nil),
 	}
 	env := newEnv(40)
-	set, err := targets.NewSet(targetsFile(t, t.TempDir(), accounts, nil, "prod", "staging"), defaults(), env.Env)
+	set, err := newSet(targetsFile(t, t.TempDir(), accounts, nil, "prod", "staging"), defaults(), env.Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +237,7 @@ func TestAKeyGoesOnlyToItsOwnOrigin(t *testing.T) {
 	})
 	accounts := map[string]*account{"redirecting": redirecting, "other": other}
 	env := newEnv(40)
-	set, err := targets.NewSet(targetsFile(t, t.TempDir(), accounts, nil, "redirecting", "other"), defaults(), env.Env)
+	set, err := newSet(targetsFile(t, t.TempDir(), accounts, nil, "redirecting", "other"), defaults(), env.Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +264,7 @@ func TestAKeyGoesOnlyToItsOwnOrigin(t *testing.T) {
 func TestProbeTakesOnlyAName(t *testing.T) {
 	a := newAccount(t, "key-prod-0123456789", 1, nil)
 	evil := newAccount(t, "unused", 1, nil)
-	set, err := targets.NewSet(targetsFile(t, t.TempDir(), map[string]*account{"prod": a}, nil, "prod"), defaults(), newEnv(40).Env)
+	set, err := newSet(targetsFile(t, t.TempDir(), map[string]*account{"prod": a}, nil, "prod"), defaults(), newEnv(40).Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +392,7 @@ func TestASlowTargetNeverHoldsAnother(t *testing.T) {
 	})
 	defer close(release)
 	fast := newAccount(t, "key-fast-0123456789", 2, nil)
-	set, err := targets.NewSet(targetsFile(t, t.TempDir(), map[string]*account{"slow": slow, "fast": fast}, nil, "slow", "fast"), defaults(), newEnv(1).Env)
+	set, err := newSet(targetsFile(t, t.TempDir(), map[string]*account{"slow": slow, "fast": fast}, nil, "slow", "fast"), defaults(), newEnv(1).Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +426,7 @@ func TestAReloadUnderLoadLosesNoScrape(t *testing.T) {
 		"changing": newAccount(t, "key-changing-0123456789", 2, nil),
 	}
 	path := targetsFile(t, dir, accounts, nil, "steady", "changing")
-	set, err := targets.NewSet(path, defaults(), newEnv(0).Env)
+	set, err := newSet(path, defaults(), newEnv(0).Env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +485,7 @@ func BenchmarkProbeOneOfMany(b *testing.B) {
 	}
 	s := defaults()
 	s.HTTPCache, s.SummaryRefresh = false, 0 // a whole collection each time
-	set, err := targets.NewSet(path, s, newEnv(0).Env)
+	set, err := newSet(path, s, newEnv(0).Env)
 	if err != nil {
 		b.Fatal(err)
 	}
