@@ -663,7 +663,7 @@ func TestEveryFormMeansTheSameEverywhere(t *testing.T) {
 		app := kingpin.New(exporterName, "")
 		c := registerFlags(app)
 		problems, _ := parseArgs(app, args)
-		return verdict(c.defaults, field, messages(append(problems, c.defaults.Validate("", nameFlag)...), asField.Replace))
+		return verdict(c.defaults, field, messages(append(problems, c.defaults.Validate(nameFlag)...), asField.Replace))
 	}
 	app := kingpin.New(exporterName, "")
 	flags := registerFlags(app) // the file's defaults

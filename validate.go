@@ -120,7 +120,7 @@ func validate(c *config) []error {
 			problems = append(problems, err)
 		}
 	}
-	problems = append(problems, c.defaults.Validate("", nameFlag)...)
+	problems = append(problems, c.defaults.Validate(nameFlag)...)
 	if !strings.HasPrefix(c.metricsPath, "/") || strings.ContainsAny(c.metricsPath, "{}?# \t\r\n") { // http.ServeMux's one path
 		bad("%s: want a plain URL path, such as /metrics", flagSource("web.telemetry-path", c.metricsPath))
 	}

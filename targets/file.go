@@ -67,33 +67,11 @@ func Load(path string, defaults Settings) ([]Named, error) {
 	problems, seen := []error{err}, map[string]int{}
 	var out []Named
 	for i, node := range file.Targets {
-		var given map[string]yaml.Node
-		err := node.Decode(&given)
-		name := given["name"].Value
-		where := strings.Replace(fmt.Sprintf("targets[%d] (%s): ", i, redact.Readable(name)), " (): ", ": ", 1)
-		bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(where+format, args...)) }
-		if err != nil {
-			bad("%v", yamlError(err))
-			continue
-		}
-		for _, f := range []string{"name", "api_url", "api_key_file"} {
-			if given[f].Value == "" {
-				bad("%s is required: each target has a name (for /probe?target=), an api_url and an api_key_file (a file holding its key)", f)
-			}
-		}
-		switch first, dup := seen[name]; {
-		case name == "":
-		case !namePattern.MatchString(name):
-			bad("%s: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", named("name", name))
-		case dup:
-			bad("%s is also targets[%d]'s: names must be unique", named("name", name), first)
-		default:
-			seen[name] = i
-		}
-		s := defaults // with a map of its own, which collectors changes
+		var own []error // the target's problems, named with it once its name is read
+		bad := func(format string, args ...any) { own = append(own, fmt.Errorf(format, args...)) }
+		name, s := "", defaults // s with a map of its own, which collectors changes
 		s.APIURL, s.KeyFile, s.Key, s.KeyFrom, s.Collectors = "", "", nil, "", maps.Clone(s.Collectors)
-		list := s.List()
-		delete(given, "name")
+		list := append(s.List(), Setting{Field: "name", Value: text(&name, nil)}) // read as a setting is: aliases, tags
 		var read func(prefix string, given map[string]yaml.Node)
 		read = func(prefix string, given map[string]yaml.Node) {
 			for _, key := range slices.Sorted(maps.Keys(given)) {
@@ -126,14 +104,38 @@ func Load(path string, defaults Settings) ([]Named, error) {
 				}
 			}
 		}
-		read("", given)
-		if s.KeyFile != "" {
-			s.KeyFile = commonconfig.JoinDir(filepath.Dir(path), s.KeyFile)
-			if s.Key, s.KeyFrom, err = KeySource(s.KeyFile); err != nil {
-				bad("api_key_file: %v", err)
+		var given map[string]yaml.Node
+		err := node.Decode(&given)
+		if err != nil {
+			bad("%v", yamlError(err))
+		} else {
+			read("", given)
+			for _, f := range []string{"name", "api_url", "api_key_file"} {
+				if given[f].Value == "" {
+					bad("%s is required: each target has a name (for /probe?target=), an api_url and an api_key_file (a file holding its key)", f)
+				}
 			}
+			switch first, dup := seen[name]; {
+			case name == "":
+			case !namePattern.MatchString(name):
+				bad("%s: want letters, digits, '_', '.' and '-', starting with a letter or digit, at most 63 characters (it is a URL parameter and a label value)", named("name", name))
+			case dup:
+				bad("%s is also targets[%d]'s: names must be unique", named("name", name), first)
+			default:
+				seen[name] = i
+			}
+			if s.KeyFile != "" {
+				s.KeyFile = commonconfig.JoinDir(filepath.Dir(path), s.KeyFile)
+				if s.Key, s.KeyFrom, err = KeySource(s.KeyFile); err != nil {
+					bad("api_key_file: %v", err)
+				}
+			}
+			own = append(own, s.Validate(func(st Setting) string { return named(st.Field, st.Value.String()) })...)
 		}
-		problems = append(problems, s.Validate(where, func(st Setting) string { return named(st.Field, st.Value.String()) })...)
+		where := strings.Replace(fmt.Sprintf("targets[%d] (%s): ", i, redact.Readable(name)), " (): ", ": ", 1)
+		for _, err := range own {
+			problems = append(problems, fmt.Errorf("%s%w", where, err))
+		}
 		out = append(out, Named{Name: name, Settings: s})
 	}
 	return out, errors.Join(problems...) // out is not to be used with problems

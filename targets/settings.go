@@ -103,7 +103,7 @@ func Same(a, b Settings) bool {
 
 // Validate returns the settings that cannot work together, each named by
 // name, all at once (each alone was checked as it was read).
-func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
+func (s *Settings) Validate(name func(Setting) string) []error {
 	var problems []error
 	byFlag := map[string]Setting{}
 	for _, st := range s.List() {
@@ -112,7 +112,7 @@ func (s *Settings) Validate(prefix string, name func(Setting) string) []error {
 	off := func(flag string) bool { v := byFlag[flag].Value.String(); return v == "" || v == "0" }
 	together := func(a, b, why string) {
 		if off(a) != off(b) {
-			problems = append(problems, fmt.Errorf("%s%s and %s go together: %s", prefix, name(byFlag[a]), name(byFlag[b]), why))
+			problems = append(problems, fmt.Errorf("%s and %s go together: %s", name(byFlag[a]), name(byFlag[b]), why))
 		}
 	}
 	together("api.page-size-param", "api.page-size", "the spec names no page size parameter, so name the one your API reads (e.g. limit) and the size to ask for, or neither")
