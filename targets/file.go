@@ -75,10 +75,10 @@ func Load(path string, defaults Settings) ([]Named, error) {
 		var read func(prefix string, given map[string]yaml.Node)
 		read = func(prefix string, given map[string]yaml.Node) {
 			for _, key := range slices.Sorted(maps.Keys(given)) {
-				v, field := given[key], prefix+key
-				if v.Kind == yaml.AliasNode {
-					v = *v.Alias
+				if v := given[key]; v.Kind == yaml.AliasNode { // what it refers to, for the required check too
+					given[key] = *v.Alias
 				}
+				v, field := given[key], prefix+key
 				// a.b is b of the map a, never a key; a flag's part of a field (--api.tls.ca-file) is not one
 				i := slices.IndexFunc(list, func(st Setting) bool { return st.Field == field && st.Field != "" && !strings.Contains(key, ".") })
 				var err error

@@ -431,6 +431,7 @@ func TestTheFileIsReadAsWritten(t *testing.T) {
 		"a tag in a map":       {base + "    tls_config: {ca_file: !vault x}\n", "targets[0] (a): tls_config: a tag (!vault)"},
 		"a global tag":         {base + "    timeout: !<tag:example.com,2000:duration> 5s\n", `targets[0] (a): timeout "5s": a tag (tag:example.com,2000:duration)`},
 		"a tagged name":        {strings.Replace(base, "name: a", "name: !vault a", 1), `targets[0]: name "a": a tag (!vault)`},
+		"an alias of nothing":  {"targets:\n  - name: a\n    tls_config: {server_name: &k \"\"}\n    api_url: https://a.example.com\n    api_key_file: *k\n", "targets[0] (a): api_key_file is required"},
 		"an alias of a name":   {"targets:\n  - {name: &n a, api_url: https://a.example.com, api_key_file: a.key}\n  - {name: *n, api_url: https://b.example.com, api_key_file: a.key}\n", `targets[1] (a): name "a" is also targets[0]'s`},
 		"a key twice in a map": {base + "    collectors: {briefings: false, briefings: true}\n", `targets[0] (a): collectors: line 5: mapping key "briefings" already defined at line 5`},
 		"a second document":    {base + "---\ntargets: []\n", "not a targets' file: a second YAML document"},
