@@ -83,9 +83,9 @@ func flagSource(name, value string) string {
 
 func nameFlag(st targets.Setting) string { return flagSource(st.Flag, st.Value.String()) }
 
-// validate checks what parsed but cannot work, alone or together; with
-// the flags' one account, it also reads the key, from --api.key-file or
-// the environment.
+// validate checks what parsed but cannot work, alone or together; it also
+// reads the flags' one account's key (--api.key-file or the environment),
+// or keeps the targets' file's targets as read, to be served as checked.
 func validate(c *config) []error {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
