@@ -41,7 +41,6 @@ func Withheld(n int) string { return "<withheld: " + strconv.Itoa(n) + " bytes>"
 type Redactor struct {
 	mu     sync.RWMutex
 	pieces map[uint64]int32 // how often each MinPiece-byte window of a form of a key held, folded, occurs
-	filter [1 << 14]uint32  // the pieces by a hash: most windows of a text skip the map, which costs three times as much
 }
 
 // New returns a Redactor holding no key.
@@ -92,7 +91,6 @@ func (r *Redactor) hold(key string, by int32) {
 		var w uint64
 		for i := range len(f) {
 			if w = w<<8 | uint64(folding[f[i]]); i >= MinPiece-1 {
-				r.filter[hash(w)] += uint32(by) //nolint:gosec // G115: -1 wraps to a decrement
 				if r.pieces[w] += by; r.pieces[w] == 0 {
 					delete(r.pieces, w)
 				}
@@ -100,8 +98,6 @@ func (r *Redactor) hold(key string, by int32) {
 		}
 	}
 }
-
-func hash(w uint64) uint64 { return w * 0x9E3779B97F4A7C15 >> 50 }
 
 // Redact returns s with each run of bytes in a piece of a form of a key held
 // as one Mark. It decodes nothing: the forms are matched as they are written.
@@ -115,7 +111,7 @@ func (r *Redactor) Redact(s string) string {
 	to := -1 // where the last run of marked bytes ends
 	var w uint64
 	for i := range len(s) {
-		if w = w<<8 | uint64(folding[s[i]]); i >= MinPiece-1 && r.filter[hash(w)] > 0 && r.pieces[w] > 0 {
+		if w = w<<8 | uint64(folding[s[i]]); i >= MinPiece-1 && r.pieces[w] > 0 {
 			if start := i + 1 - MinPiece; start > to {
 				b.WriteString(s[max(to, 0):start] + Mark)
 			}
