@@ -78,11 +78,6 @@ func build(c *config, env targets.Env) (set *targets.Set, metrics *targets.Targe
 // /-/reload, and the landing page.
 func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheus.Registry, keys *redact.Redactor) *http.ServeMux {
 	mux := http.NewServeMux()
-	if metrics != nil {
-		mux.Handle(c.metricsPath, metrics.Handler(own))
-	} else {
-		mux.Handle(c.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	}
 	noFile := func(w http.ResponseWriter, _ *http.Request) { // the request's mistake
 		http.Error(w, "no targets' file: /probe?target=NAME and /-/reload need one (--config.file); without it, the exporter serves one API account on "+c.metricsPath+", or --demo's", http.StatusBadRequest)
 	}
@@ -91,10 +86,12 @@ func routes(c *config, set *targets.Set, metrics *targets.Target, own *prometheu
 		probe = set.ServeProbe
 	}
 	mux.HandleFunc("/probe", probe)
-	if c.configFile != "" {
+	if c.configFile != "" { // the metrics path holds the exporter's own series only
+		mux.Handle(c.metricsPath, promhttp.HandlerFor(own, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 		mux.HandleFunc("POST /-/reload", set.ServeReload) // another method: 405, by the mux
 		mux.HandleFunc("PUT /-/reload", set.ServeReload)
 	} else {
+		mux.Handle(c.metricsPath, metrics.Handler(own))
 		mux.HandleFunc("/-/reload", noFile)
 	}
 	if c.metricsPath != "/" {
