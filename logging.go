@@ -29,7 +29,7 @@ func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.L
 	if cfg.Format.String() == "json" {
 		base = log.NewJSONLogger(log.NewSyncWriter(os.Stderr))
 	}
-	base = redactingLogger{next: base, keys: keys}
+	base = redacting(base, keys)
 	allow := level.Allow(level.ParseDefault(cfg.Level.String(), level.InfoValue()))
 	logger := log.With(level.NewFilter(base, allow), "caller", log.DefaultCaller, "time", log.DefaultTimestampUTC)
 	stdlog.SetFlags(0)
@@ -37,23 +37,20 @@ func newLogger(cfg *promslog.Config, keys *redact.Redactor) (log.Logger, *slog.L
 	return logger, slog.New(sloggokit.NewGoKitHandler(base, cfg.Level.Level()))
 }
 
-// redactingLogger is the last step of every log line, whatever its source:
+// redacting is the last step of every log line, whatever its source:
 // each value but a number, printed as text, loses every piece of a key the
 // process holds (Redactor.Redact), even in a line nobody thought of.
-type redactingLogger struct {
-	next log.Logger
-	keys *redact.Redactor
+func redacting(next log.Logger, keys *redact.Redactor) log.Logger {
+	return log.LoggerFunc(func(keyvals ...any) error {
+		out := make([]any, len(keyvals))
+		for i, v := range keyvals {
+			out[i] = redacted(keys, v)
+		}
+		return next.Log(out...)
+	})
 }
 
-func (l redactingLogger) Log(keyvals ...any) error {
-	out := make([]any, len(keyvals))
-	for i, v := range keyvals {
-		out[i] = l.redacted(v)
-	}
-	return l.next.Log(out...)
-}
-
-func (l redactingLogger) redacted(v any) any {
+func redacted(keys *redact.Redactor, v any) any {
 	switch v := v.(type) {
 	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr, float32, float64:
 		return v
@@ -63,11 +60,11 @@ func (l redactingLogger) redacted(v any) any {
 		return v.UTC().Format(time.RFC3339Nano)
 	case slog.Value:
 		// What the slog bridge hands over is redacted as if logged itself.
-		return l.redacted(v.Resolve().Any())
+		return redacted(keys, v.Resolve().Any())
 	}
 	// Strings, and bytes as text. fmt recovers a panicking String or Error
 	// method (a nil pointer's), so no value crashes the goroutine that logs.
-	return l.keys.Redact(fmt.Sprintf("%s", v))
+	return keys.Redact(fmt.Sprintf("%s", v))
 }
 
 type stdlibLog struct{ log.Logger }

@@ -59,11 +59,11 @@ func (s textOnly) MarshalText() ([]byte, error) { return []byte(s), nil }
 
 // redactingLoggerTo is the redacting logger over go-kit's logger of format,
 // writing to out.
-func redactingLoggerTo(out *bytes.Buffer, format string, keys *redact.Redactor) redactingLogger {
+func redactingLoggerTo(out *bytes.Buffer, format string, keys *redact.Redactor) log.Logger {
 	if format == "json" {
-		return redactingLogger{next: log.NewJSONLogger(out), keys: keys}
+		return redacting(log.NewJSONLogger(out), keys)
 	}
-	return redactingLogger{next: log.NewLogfmtLogger(out), keys: keys}
+	return redacting(log.NewLogfmtLogger(out), keys)
 }
 
 // TestEveryLogLineIsRedacted: whatever a line carries a key in (a string,
