@@ -16,15 +16,13 @@ import (
 type Network struct {
 	srv       *http.Server
 	transport *http.Transport
-	conns     chan net.Conn   // the server ends of the pipes dialled
-	closed    <-chan struct{} // by Close
-	stop      context.CancelFunc
+	conns     chan net.Conn // the server ends of the pipes dialled
+	closed    chan struct{} // when the server closes its listener, once
 }
 
 // Serve starts serving h. Call Close before the test (or bubble) ends.
 func Serve(h http.Handler) *Network {
-	ctx, cancel := context.WithCancel(context.Background())
-	n := &Network{srv: &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}, conns: make(chan net.Conn), closed: ctx.Done(), stop: cancel}
+	n := &Network{srv: &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}, conns: make(chan net.Conn), closed: make(chan struct{})}
 	n.transport = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			client, server := net.Pipe()
@@ -48,12 +46,11 @@ func (n *Network) Client() *http.Client { return &http.Client{Transport: n.trans
 
 // Close stops the server and closes every connection.
 func (n *Network) Close() {
-	n.stop()
 	n.transport.CloseIdleConnections()
 	_ = n.srv.Close()
 }
 
-// listener hands the server the pipes dialled; Close ends it.
+// listener hands the server the pipes dialled; the server closes it, once.
 type listener struct{ *Network }
 
 func (l listener) Accept() (net.Conn, error) {
@@ -65,5 +62,5 @@ func (l listener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l listener) Close() error   { return nil }
+func (l listener) Close() error   { close(l.closed); return nil }
 func (l listener) Addr() net.Addr { return &net.UnixAddr{Name: "pipe", Net: "pipe"} }
