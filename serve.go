@@ -118,10 +118,7 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			lc.HeaderColor = "#c0392b"
 		}
 		describe := func(t *targets.Target) string {
-			api, last := t.API, "none yet"
-			if c.demo {
-				api = "the built-in simulator (--demo): made-up data"
-			}
+			last := "none yet"
 			if st, n := t.Collections.LastScrape(), len(t.Collections.Endpoints); st != nil {
 				last = fmt.Sprintf("%s, every endpoint answered (%d)", st.At.UTC().Format(time.RFC3339), n)
 				if len(st.Failed) > 0 {
@@ -130,7 +127,7 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 			}
 			// The last scrape's text passed the door; redacted again, as a
 			// key held since may be in it. The API's address is quoted.
-			return html.EscapeString(keys.Readable(api) + ". Last scrape: " + keys.Redact(last))
+			return html.EscapeString(keys.Readable(t.API) + ". Last scrape: " + keys.Redact(last))
 		}
 		var b strings.Builder
 		if set == nil {
