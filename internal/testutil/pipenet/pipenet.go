@@ -35,7 +35,6 @@ func Serve(h http.Handler) *Network {
 				return nil, net.ErrClosed
 			}
 		},
-		MaxIdleConnsPerHost: 16,
 	}
 	go func() { _ = n.srv.Serve(listener{n}) }()
 	return n
