@@ -36,11 +36,10 @@ type Target struct {
 
 // Parse reads one dashboard's JSON, named name.
 func Parse(name string, b []byte) (Dashboard, error) {
-	var d Dashboard
+	d := Dashboard{File: name} // json:"-": the decoder leaves it
 	if err := json.Unmarshal(b, &d); err != nil {
 		return d, fmt.Errorf("%s: %w", name, err)
 	}
-	d.File = name
 	return d, nil
 }
 
