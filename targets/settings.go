@@ -65,7 +65,7 @@ type Setting struct {
 func (s *Settings) List() []Setting {
 	list := []Setting{
 		{Field: "api_url", Flag: "api.url", Help: "Base address of the Global Stability API, e.g. https://api.example.com. Required unless --demo or --config.file.", Value: text(&s.APIURL, func(u string) error { _, err := parseAPIURL(u); return err })},
-		{Field: "api_key_file", Flag: "api.key-file", Help: "File holding the API key (surrounding whitespace is trimmed; re-read when it changes). Or set " + KeyEnv + ".", Value: text(&s.KeyFile, nil)},
+		{Field: "api_key_file", Flag: "api.key-file", Help: "File holding the API key (surrounding whitespace is trimmed; read on every request, so a rotated key needs no restart). Or set " + KeyEnv + ".", Value: text(&s.KeyFile, nil)},
 		{Field: "timeout", Flag: "api.timeout", Default: "10s", Help: "Timeout of each API request (each page of a paged endpoint is one), and of a scrape that carries no X-Prometheus-Scrape-Timeout-Seconds header.", Value: Duration(&s.Timeout, 1, "a positive duration, such as 10s")},
 		{Field: "cursor_param", Flag: "api.cursor-param", Default: "cursor", Help: "Query parameter that passes next_cursor back (the spec leaves it open).", Value: text(&s.CursorParam, notEmpty)},
 		{Field: "page_size_param", Flag: "api.page-size-param", Help: "Query parameter that sets the page size; off when empty.", Value: text(&s.PageSizeParam, nil)},
