@@ -125,7 +125,7 @@ func landingPage(c *config, set *targets.Set, metrics *targets.Target, keys *red
 					last = fmt.Sprintf("%s, %d of %d endpoints failed: %s. Why: %s", st.At.UTC().Format(time.RFC3339), len(st.Failed), n, strings.Join(st.Failed, ", "), st.Why)
 				}
 			}
-			// The last scrape's text passed the door; redacted again, as a
+			// The last scrape's text passed Readable; redacted again, as a
 			// key held since may be in it. The API's address is quoted.
 			return html.EscapeString(keys.Readable(t.API) + ". Last scrape: " + keys.Redact(last))
 		}

@@ -5,7 +5,7 @@
 // walks over cursor pages. It knows URLs, bytes and statuses, never a
 // body's fields; it returns typed errors and never logs.
 // The key goes only to the base URL's origin, and every text from the wire
-// goes through the door of internal/redact before anything cuts it.
+// goes through redact's Readable before anything cuts it.
 package client
 
 import (

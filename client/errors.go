@@ -34,7 +34,7 @@ const excerptBytes = 256
 type StatusError struct {
 	Endpoint   string // endpoint label, e.g. "global-stability/pillar/cyber"
 	StatusCode int
-	Excerpt    string        // start of the body, through the door and sanitised
+	Excerpt    string        // start of the body, through Readable and sanitised
 	RetryAfter time.Duration // a 429's or 503's, capped at a day: no value silences an endpoint longer
 }
 
@@ -97,7 +97,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // excerpt makes text from the wire fit for one log line, at most n bytes
-// and "…": through the door first (printable UTF-8 and spaces only), so
+// and "…": through Readable first (printable UTF-8 and spaces only), so
 // that no cut hides a key from it. A character that the read cut short at
 // the end is dropped, not a reason to withhold the rest.
 func (c *Client) excerpt(s string, n int) string {
@@ -114,7 +114,7 @@ func (c *Client) excerpt(s string, n int) string {
 	return strings.TrimSpace(strings.ToValidUTF8(s[:n], "")) + "…" // a rune cut in two is dropped
 }
 
-// redactedError is an error whose text the door changed: it answers
+// redactedError is an error whose text Readable changed: it answers
 // errors.Is as the original does but never unwraps to its text.
 type redactedError struct {
 	msg  string
@@ -124,7 +124,7 @@ type redactedError struct {
 func (e *redactedError) Error() string        { return e.msg }
 func (e *redactedError) Is(target error) bool { return errors.Is(e.orig, target) }
 
-// redactError passes err's text, which may quote upstream bytes, through the door.
+// redactError passes err's text, which may quote upstream bytes, through Readable.
 func (c *Client) redactError(err error) error {
 	if msg := c.cfg.Keys.Readable(err.Error()); msg != err.Error() {
 		return &redactedError{msg: msg, orig: err}

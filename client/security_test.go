@@ -219,7 +219,7 @@ func TestRedirectTargetIsNamed(t *testing.T) {
 	}
 }
 
-// TestErrorsAreRedactedOfEveryKeyOfTheProcess: the client's door is the
+// TestErrorsAreRedactedOfEveryKeyOfTheProcess: the client redacts with the
 // process's Redactor. Another target's key (held from that target's build,
 // never sent by this client), echoed by this client's API raw, escaped one
 // layer or nested deeper, is in none of its errors, the nested echo

@@ -2,9 +2,9 @@
 
 // Package redact keeps API keys out of everything the exporter writes. One
 // Redactor holds every key of the process: Redact takes each piece of a key
-// held out of a text; Readable, the door for text from the API and for every
-// path, URL or name a message quotes, also withholds a text that does not
-// read plainly, so that nothing is ever decoded to be judged.
+// held out of a text; Readable, which text from the API and every path, URL
+// or name a message quotes passes through, also withholds a text that does
+// not read plainly, so that nothing is ever decoded to be judged.
 package redact
 
 import (
@@ -155,8 +155,8 @@ func Readable(s string) string {
 	return s
 }
 
-// Readable is the door for text from the API and for every path, URL or
-// name a message quotes: s redacted, if that reads plainly, else withheld.
+// Readable passes text from the API and every path, URL or name a message
+// quotes: s redacted, if that reads plainly, else withheld.
 func (r *Redactor) Readable(s string) string {
 	if out := r.Redact(s); Readable(out) == out {
 		return out

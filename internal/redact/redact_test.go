@@ -391,7 +391,7 @@ func BenchmarkRedactLogLine(b *testing.B) {
 	}
 }
 
-// BenchmarkReadableWorstText is the door on the worst texts it reads
+// BenchmarkReadableWorstText is Readable on the worst texts it reads
 // whole: MaxReadable bytes (an error's message; an excerpt is at most 256,
 // a label value 128), eight targets' keys held, each text the worst of its
 // kind: tokens just long enough to judge, a part in each; parts between
