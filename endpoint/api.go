@@ -27,7 +27,7 @@ var (
 	PillarDelta = &Metric{Name: "global_stability_pillar_delta_24h", Labels: []string{"pillar"},
 		Help: "Change of the pillar's score over the last 24 hours, in the API's units (GET /v1/global-stability/pillar/{pillar}, field delta_24h)."}
 	PillarIndicator = &Metric{Name: "global_stability_pillar_indicator", Labels: []string{"pillar", "indicator"}, Capped: true,
-		Help: "Value of each sub-indicator of a pillar, in the API's units (GET /v1/global-stability/pillar/{pillar}, field indicators; indicator is its key)."}
+		Help: "Value of each sub-indicator of a pillar, each in its own unit as the API sends it, so not to be summed or averaged across indicators (GET /v1/global-stability/pillar/{pillar}, field indicators; indicator is its key)."}
 	ConflictEvents = &Metric{Name: "global_stability_conflict_events",
 		Help: "Number of recent conflict events returned, over all pages (GET /v1/conflict)."}
 	ConflictEventsByCategory = &Metric{Name: "global_stability_conflict_events_by_category", Labels: []string{"category"}, Capped: true,
