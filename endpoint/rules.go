@@ -248,8 +248,9 @@ func plainASCII(b []byte) bool {
 
 // utcTimestamp reads the form the API sends, 2006-01-02T15:04:05Z with up
 // to nine digits of fraction, as time.Parse does; false for any other,
-// which ParseTimestamp then reads. Without time.Parse's general checks and
-// copy into a string, needless for the API's one form (BenchmarkRules).
+// which ParseTimestamp then reads. Without time.Parse's general checks, its
+// copy into a string and time.Date's normalising, needless for the API's
+// one form (BenchmarkRules; FuzzUTCTimestamp holds it to time.Parse).
 func utcTimestamp[S string | []byte](s S) (time.Time, bool) {
 	n := len(s)
 	if n < 20 || n > 30 || n == 21 || s[n-1] != 'Z' || n > 20 && s[19] != '.' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
@@ -267,9 +268,16 @@ func utcTimestamp[S string | []byte](s S) (time.Time, bool) {
 		notDigits, frac = notDigits || s[i]-'0' > 9, frac*10+int(s[i]-'0')
 	}
 	frac *= int(exact10[min(30-n, 9)])
-	t := time.Date(y, time.Month(mo), d, h, mi, sec, frac, time.UTC)
-	if notDigits || y < 1 || mo < 1 || mo > 12 || d < 1 || t.Day() != d || h > 23 || mi > 59 || sec > 59 {
-		return time.Time{}, false // t.Day() differs for a day past its month's end, moved into the next
+	leap := y%4 == 0 && (y%100 != 0 || y%400 == 0)
+	if notDigits || y < 1 || mo < 1 || mo > 12 || d < 1 || d > monthDays[mo]-boolToInt(mo == 2 && !leap) || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
 	}
-	return t, true
+	if mo <= 2 { // days since 1970 of a year counted from March (Hinnant's days_from_civil)
+		y, mo = y-1, mo+12
+	}
+	days := 365*y + y/4 - y/100 + y/400 + (153*(mo-3)+2)/5 + d - 719469
+	return time.Unix(int64(days)*86400+int64(h*3600+mi*60+sec), int64(frac)).UTC(), true
 }
+
+// monthDays is each month's days in a leap year.
+var monthDays = [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
