@@ -360,12 +360,20 @@ func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 		return out
 	}
 	probe(t, set, "target=prod")
-	if q := quotas(); !q["summaries"] || !q["global-stability"] {
-		t.Fatalf("quota gauges before the reload: %v, want summaries and global-stability among them", q)
+	before := quotas()
+	if !before["summaries"] || !before["global-stability/pillar/cyber"] {
+		t.Fatalf("quota gauges before the reload: %v, want summaries and the drilldowns among them", before)
 	}
 	targetsFile(t, dir, accounts, map[string]string{"prod": "    collectors: {summary: false}\n"}, "prod")
 	if err := set.Reload(); err != nil {
 		t.Fatal(err)
+	}
+	// Before any probe of the new target: each endpoint it still collects
+	// (every drilldown too, built anew for each target) keeps its quota.
+	for e := range before {
+		if got, want := quotas()[e], e != "summaries"; got != want {
+			t.Errorf("after the reload, endpoint %s has a quota gauge: %v, want %v", e, got, want)
+		}
 	}
 	probe(t, set, "target=prod")
 	if q := quotas(); q["summaries"] || !q["global-stability"] {

@@ -209,7 +209,8 @@ func (t *Target) release(set *Set) {
 		return
 	}
 	for _, e := range t.Collections.Endpoints { // one turned off announces no quota any more
-		if !slices.Contains(served.Collections.Endpoints, e) {
+		same := func(n *endpoint.Endpoint) bool { return n.Label == e.Label } // each target builds its drilldowns anew
+		if !slices.ContainsFunc(served.Collections.Endpoints, same) {
 			t.env.API.ForgetQuota(t.Name, e.Label)
 		}
 	}
