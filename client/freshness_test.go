@@ -125,13 +125,17 @@ func TestRateLimit(t *testing.T) {
 		{"draft-07 with its policy's window", map[string]string{"RateLimit": "limit=100, remaining=50, reset=30", "RateLimit-Policy": "100;w=60"}, 100, 50, now.Add(30 * time.Second), time.Minute},
 		{"IETF beside draft-07's and X-", map[string]string{"RateLimit": `"d";r=998;t=1800`, "RateLimit-Policy": `"d";q=1000;w=3600`, "RateLimit-Remaining": "1", "X-RateLimit-Reset": "1795615200"}, 1000, 998, now.Add(30 * time.Minute), time.Hour},
 		{"IETF policy of the same name, not the first", map[string]string{"RateLimit": `"daily";r=5;t=60`, "RateLimit-Policy": `"burst";q=10;w=1, "daily";q=1000;w=86400`}, 1000, 5, now.Add(time.Minute), 24 * time.Hour},
+		// A field sent as several lines is one list (RFC 9110 5.3).
+		{"IETF policies on two lines", map[string]string{"RateLimit": `"daily";r=5;t=60`, "RateLimit-Policy": "\"burst\";q=10;w=1\n\"daily\";q=1000;w=86400"}, 1000, 5, now.Add(time.Minute), 24 * time.Hour},
 		{"IETF policy alone", map[string]string{"RateLimit-Policy": `"p";q=50;w=60`, "X-RateLimit-Remaining": "49"}, 50, -1, time.Time{}, time.Minute},
 		{"unusable newer fields do not hide older ones", map[string]string{"RateLimit-Limit": "lots", "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "3"}, 10, 3, time.Time{}, 0},
 		{"a Unix reset in the year 9999", map[string]string{"X-RateLimit-Limit": "5", "X-RateLimit-Reset": "253402300799"}, 5, -1, time.Unix(253402300799, 0), 0},
 	} {
 		h := http.Header{}
 		for k, v := range tc.headers {
-			h.Set(k, v)
+			for _, line := range strings.Split(v, "\n") { // each a header line
+				h.Add(k, line)
+			}
 		}
 		got := rateLimit(h, now)
 		if got.Limit != tc.limit || got.Remaining != tc.remaining || !got.Reset.Equal(tc.reset) || got.Window != tc.window {
