@@ -54,6 +54,13 @@ func FuzzUTCTimestamp(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	for _, y := range []int{2024, 2026, 2000, 1900} { // every month's end, in leap years and not
+		for m := 1; m <= 12; m++ {
+			for d := 28; d <= 32; d++ {
+				f.Add(fmt.Sprintf("%04d-%02d-%02dT23:59:59Z", y, m, d))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := utcTimestamp(s)
 		want, err := time.Parse(time.RFC3339Nano, s)
