@@ -320,34 +320,37 @@ func TestWalkNeverStitchedFromTwoMoments(t *testing.T) {
 }
 
 // TestSummaryRefreshInterval: a summary with as_of T is not asked for again
-// before T + the interval; past it, it is; with the interval 0, every scrape
-// asks.
+// before T + the interval, the spec's or one set; past it, it is; with the
+// interval 0, every scrape asks.
 func TestSummaryRefreshInterval(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		sim := simulator.New(simulator.Config{Key: testKey}) // no caching headers: only the interval saves requests
-		e := newCachingEnv(t, sim, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Summary}, 15*time.Minute)
-		// synctest's clock starts on a 15-minute boundary: as_of is now.
-		time.Sleep(time.Minute)
-		e.scrape(t) // as_of T = 00:00, fetched at 00:01
-		for range 13 {
+	for _, interval := range []time.Duration{endpoint.Summary.Refresh, 2 * endpoint.Summary.Refresh} { // the spec's, and one set longer
+		synctest.Test(t, func(t *testing.T) {
+			sim := simulator.New(simulator.Config{Key: testKey}) // no caching headers: only the interval saves requests
+			e := newCachingEnv(t, sim, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Summary}, interval)
+			// synctest's clock starts on a 30-minute boundary: as_of is now.
 			time.Sleep(time.Minute)
-			e.scrape(t)
-		}
-		if got := sim.Requests("summaries"); got != 1 {
-			t.Errorf("%d requests inside the interval (00:01 to 00:14), want 1", got)
-		}
-		time.Sleep(time.Minute) // 00:15: past T + 15m
-		s := e.scrape(t)
-		if got := sim.Requests("summaries"); got != 2 {
-			t.Errorf("%d requests at T + 15m, want 2", got)
-		}
-		if v := value(t, s, "global_stability_api_responses_reused_total", "endpoint", "summaries", "reason", "refresh_interval"); v != 13 {
-			t.Errorf("reused refresh_interval %v, want 13", v)
-		}
-		if asOf := value(t, s, "global_stability_as_of_timestamp_seconds", "endpoint", "summaries"); time.Unix(int64(asOf), 0).Before(time.Now().Add(-15 * time.Minute)) {
-			t.Errorf("as_of %v is older than the interval", asOf)
-		}
-	})
+			e.scrape(t) // as_of T = 00:00, fetched at 00:01
+			inside := int(interval/time.Minute) - 2
+			for range inside {
+				time.Sleep(time.Minute)
+				e.scrape(t)
+			}
+			if got := sim.Requests("summaries"); got != 1 {
+				t.Errorf("interval %s: %d requests inside it (00:01 to T + interval - 1m), want 1", interval, got)
+			}
+			time.Sleep(time.Minute) // T + interval
+			s := e.scrape(t)
+			if got := sim.Requests("summaries"); got != 2 {
+				t.Errorf("interval %s: %d requests at T + interval, want 2", interval, got)
+			}
+			if v := value(t, s, "global_stability_api_responses_reused_total", "endpoint", "summaries", "reason", "refresh_interval"); v != float64(inside) {
+				t.Errorf("interval %s: reused refresh_interval %v, want %d", interval, v, inside)
+			}
+			if asOf := value(t, s, "global_stability_as_of_timestamp_seconds", "endpoint", "summaries"); time.Unix(int64(asOf), 0).Before(time.Now().Add(-interval)) {
+				t.Errorf("interval %s: as_of %v is older than the interval", interval, asOf)
+			}
+		})
+	}
 	synctest.Test(t, func(t *testing.T) {
 		sim := simulator.New(simulator.Config{Key: testKey})
 		e := newCachingEnv(t, sim, endpoint.NewStore(true), []*endpoint.Endpoint{endpoint.Summary}, 0)
