@@ -390,6 +390,32 @@ func TestOversizeBodyIsCutOffWithoutReadingIt(t *testing.T) {
 	}
 }
 
+// TestALargeBodyIsReadWithoutBeingHeld: a page within the limit reaches
+// its reader as a stream; the client keeps of it only the start that a
+// message may quote, never the whole page beside the reader's own work.
+func TestALargeBodyIsReadWithoutBeingHeld(t *testing.T) {
+	sim, srv := startSim(t, simulator.Config{})
+	sim.SetFault("conflict", simulator.Fault{Kind: simulator.FaultOversize, Bytes: 16 << 20})
+	c := newClient(t, srv.URL, func(cfg *client.Config) { cfg.MaxResponseBytes = 64 << 20 })
+
+	var read int64
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := c.Walk(context.Background(), "conflict", client.PageLimit, pageReader(func(r io.Reader, _ int) (string, error) {
+		n, err := io.Copy(io.Discard, r)
+		read += n
+		return "", err
+	}))
+	runtime.ReadMemStats(&after)
+	if err != nil || read < 16<<20 {
+		t.Fatalf("read %d bytes, err %v; want the 16 MiB page whole", read, err)
+	}
+	// Holding the page would allocate at least its size.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("allocated %d MiB to read a 16 MiB page", alloc>>20)
+	}
+}
+
 func TestObserveHook(t *testing.T) {
 	sim, srv := startSim(t, simulator.Config{Events: 5, PageSize: 2})
 	sim.SetFault("global-stability/pillar/macro", simulator.Fault{Kind: simulator.FaultStatus, Status: 502})
