@@ -92,9 +92,9 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	c.MaxSeries = cmp.Or(c.MaxSeries, DefaultMaxSeries)
-	c.MaxLabelValues = min(cmp.Or(c.MaxLabelValues, DefaultMaxLabelValues), c.MaxSeries) // no metric may keep more
-	c.GridDegrees = cmp.Or(c.GridDegrees, DefaultGridDegrees)
+	c.MaxSeries = cmp.Or(max(c.MaxSeries, 0), DefaultMaxSeries) // below 1 is unset
+	c.MaxLabelValues = min(cmp.Or(max(c.MaxLabelValues, 0), DefaultMaxLabelValues), c.MaxSeries) // no metric may keep more
+	c.GridDegrees = cmp.Or(max(c.GridDegrees, 0), DefaultGridDegrees)
 	c.interned, c.latest = map[string]Value{}, c.clock().Add(MaxFutureSkew)
 	return c
 }

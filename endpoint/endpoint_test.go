@@ -291,6 +291,30 @@ func TestRepeatedEventsAcrossPagesCountOnce(t *testing.T) {
 	}
 }
 
+// TestACapBelowOneIsUnset: a Config's cap or cell size below 1 reads as
+// unset (its default), as 0 does, not as a bound to size slices by; and
+// each Result of a collection counts what its caps left out on its own.
+func TestACapBelowOneIsUnset(t *testing.T) {
+	var body strings.Builder
+	body.WriteString(`{"briefings":[`)
+	for i := range 5 {
+		fmt.Fprintf(&body, `%s{"id":"brf_%d","headline":"h","summary":"s","tags":["t%d"],"published_at":"2026-11-22T04:00:00Z"}`, map[bool]string{true: ",", false: ""}[i > 0], i, i)
+	}
+	body.WriteString(`],"next_cursor":null}`)
+	for _, c := range []endpoint.Config{{MaxSeries: -1, MaxLabelValues: -1, GridDegrees: -5}, {MaxLabelValues: 2}} {
+		c.Now = config.Now
+		col := endpoint.BriefingsList.Start(c)
+		if _, err := col.Read(strings.NewReader(body.String()), 1); err != nil {
+			t.Fatal(err)
+		}
+		first, second := col.Result(), col.Result()
+		want := map[bool]int{true: 0, false: 3}[c.MaxLabelValues < 0]
+		if a, b := first.Dropped[endpoint.BriefingsByTag.Name], second.Dropped[endpoint.BriefingsByTag.Name]; a != want || b != want {
+			t.Errorf("%+v: the two results left out %d and %d tags, want %d each", c, a, b, want)
+		}
+	}
+}
+
 // TestCursorForms: a number is passed back as its literal text, "" ends
 // the walk like null.
 func TestCursorForms(t *testing.T) {

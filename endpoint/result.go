@@ -2,6 +2,8 @@
 
 package endpoint
 
+import "maps"
+
 // Result is what a collection gives once every page has been read.
 type Result struct {
 	Samples    []Sample
@@ -65,6 +67,7 @@ func (v *Invalid) count(field string) (first bool) {
 // Result finishes the collection: the fields' series and the folds'.
 func (col *Collection) Result() Result {
 	r := col.result
+	r.Dropped = maps.Clone(r.Dropped) // the folds add to it: each result its own
 	for i, f := range col.e.Fields {
 		if st := col.fields[i]; f.Metric != nil && st.bad == "" {
 			v, own := st.v.Num, map[string]string{"endpoint": col.e.Label}
