@@ -91,8 +91,9 @@ const (
 	DefaultGridDegrees    = 5.0
 )
 
+// withDefaults gives each setting left unset (0, or below 1) its default.
 func (c Config) withDefaults() Config {
-	c.MaxSeries = cmp.Or(max(c.MaxSeries, 0), DefaultMaxSeries) // below 1 is unset
+	c.MaxSeries = cmp.Or(max(c.MaxSeries, 0), DefaultMaxSeries)
 	c.MaxLabelValues = min(cmp.Or(max(c.MaxLabelValues, 0), DefaultMaxLabelValues), c.MaxSeries) // no metric may keep more
 	c.GridDegrees = cmp.Or(max(c.GridDegrees, 0), DefaultGridDegrees)
 	c.interned, c.latest = map[string]Value{}, c.clock().Add(MaxFutureSkew)
