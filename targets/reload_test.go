@@ -330,29 +330,36 @@ func TestAChangedTargetKeepsItsCounters(t *testing.T) {
 }
 
 // TestATurnedOffEndpointLeavesNoQuotaStanding: the quota an endpoint's
-// answers announced goes with the endpoint when a reload turns it off,
-// rather than stand at its last value for ever; the others' stays.
+// answers announced (every gauge of it: limit, remaining, reset, window)
+// goes with the endpoint when a reload turns it off, rather than stand at
+// its last value for ever; the others' stays.
 func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 	dir := t.TempDir()
 	accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("X-RateLimit-Limit", "100")
+			w.Header().Set("RateLimit-Limit", "100, 100;w=60") // the draft's fields: a window too
+			w.Header().Set("RateLimit-Remaining", "50")
+			w.Header().Set("RateLimit-Reset", "30")
 			h.ServeHTTP(w, r)
 		})
 	})}
 	env := newEnv(40)
 	set, _ := loadSet(t, dir, accounts, env, "prod")
-	quotas := func() map[string]bool { // the endpoints with a quota gauge
+	quotas := func() map[string]map[string]bool { // quota gauge → the endpoints it has a series of
 		fams, err := env.reg.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[string]bool{}
+		out := map[string]map[string]bool{}
 		for _, f := range fams {
+			if !strings.HasPrefix(f.GetName(), "global_stability_api_rate_limit_") {
+				continue
+			}
+			out[f.GetName()] = map[string]bool{}
 			for _, m := range f.GetMetric() {
 				for _, l := range m.GetLabel() {
-					if f.GetName() == "global_stability_api_rate_limit_limit" && l.GetName() == "endpoint" {
-						out[l.GetValue()] = true
+					if l.GetName() == "endpoint" {
+						out[f.GetName()][l.GetValue()] = true
 					}
 				}
 			}
@@ -361,8 +368,13 @@ func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 	}
 	probe(t, set, "target=prod")
 	before := quotas()
-	if !before["summaries"] || !before["global-stability/pillar/cyber"] {
-		t.Fatalf("quota gauges before the reload: %v, want summaries and the drilldowns among them", before)
+	if len(before) != 4 {
+		t.Fatalf("quota gauges before the reload: %v, want limit, remaining, reset and window", before)
+	}
+	for g, endpoints := range before {
+		if !endpoints["summaries"] || !endpoints["global-stability/pillar/cyber"] {
+			t.Fatalf("%s before the reload: %v, want summaries and the drilldowns among them", g, endpoints)
+		}
 	}
 	targetsFile(t, dir, accounts, map[string]string{"prod": "    collectors: {summary: false}\n"}, "prod")
 	if err := set.Reload(); err != nil {
@@ -370,14 +382,19 @@ func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 	}
 	// Before any probe of the new target: each endpoint it still collects
 	// (every drilldown too, built anew for each target) keeps its quota.
-	for e := range before {
-		if got, want := quotas()[e], e != "summaries"; got != want {
-			t.Errorf("after the reload, endpoint %s has a quota gauge: %v, want %v", e, got, want)
+	after := quotas()
+	for g, endpoints := range before {
+		for e := range endpoints {
+			if got, want := after[g][e], e != "summaries"; got != want {
+				t.Errorf("after the reload, endpoint %s has a series of %s: %v, want %v", e, g, got, want)
+			}
 		}
 	}
 	probe(t, set, "target=prod")
-	if q := quotas(); q["summaries"] || !q["global-stability"] {
-		t.Errorf("quota gauges after the summary was turned off: %v, want global-stability's and no summaries'", q)
+	for g, endpoints := range quotas() {
+		if endpoints["summaries"] || !endpoints["global-stability"] {
+			t.Errorf("%s after the summary was turned off: %v, want global-stability's and no summaries'", g, endpoints)
+		}
 	}
 }
 
