@@ -7,15 +7,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/common/promslog"
 
 	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
@@ -103,6 +108,7 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 			"quoted", fmt.Sprintf("%q and %+q", other, other),
 			"json", `{"key":`+string(otherJSON)+`}`,
 			"stdlib", "Unsolicited response received on idle HTTP channel starting with \"Bearer "+key[:20],
+			"key_"+key, "a key in a name",
 			"count", 42,
 		)
 		for _, k := range []string{key, other} {
@@ -127,6 +133,52 @@ func TestEveryLogLineIsRedacted(t *testing.T) {
 					t.Errorf("%s printed as %q", k, line[k])
 				}
 			}
+		}
+	}
+}
+
+// TestEveryLoggerOfTheProcessRedacts: each way a line reaches the log (our
+// logger, the toolkit's slog logger, the standard library's log package)
+// ends in the redacting step, in either format: a line nobody thought of,
+// quoting a key, shows none of it.
+func TestEveryLoggerOfTheProcessRedacts(t *testing.T) {
+	const key = "Zq8LmN3pR5sT7vW9xY2aB4cD6eF"
+	keys := redact.New()
+	keys.NewRing().Remember(key)
+	t.Cleanup(func() { stdlog.SetOutput(os.Stderr); stdlog.SetFlags(stdlog.LstdFlags) })
+	for _, format := range []string{"logfmt", "json"} {
+		cfg := promslog.Config{Level: promslog.NewLevel(), Format: promslog.NewFormat()}
+		if err := cfg.Format.Set(format); err != nil {
+			t.Fatal(err)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stderr := os.Stderr
+		os.Stderr = w // where newLogger writes
+		logger, slogger := newLogger(&cfg, keys)
+		os.Stderr = stderr
+		sources := map[string]func(msg string){
+			"go-kit": func(msg string) { _ = level.Info(logger).Log("msg", msg, "echo", "bad key "+key) },
+			"slog":   func(msg string) { slogger.Info(msg, "echo", "bad key "+key) },
+			"stdlib": func(msg string) { stdlog.Print(msg + ": bad key " + key) },
+		}
+		for name, logLine := range sources {
+			logLine("a line from " + name)
+		}
+		_ = w.Close()
+		out, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range sources {
+			if !strings.Contains(string(out), "a line from "+name) {
+				t.Errorf("%s: the line from %s was not written: %s", format, name, out)
+			}
+		}
+		if piece := leakcheck.Find(string(out), key); piece != "" {
+			t.Errorf("%s: the log shows %q: %s", format, piece, out)
 		}
 	}
 }
