@@ -454,13 +454,14 @@ func TestTheFileIsReadAsWritten(t *testing.T) {
 			}
 		})
 	}
-	named, err := targets.Load(writeTargets(t, t.TempDir(), "targets:\n  - &a {name: a, api_url: https://a.example.com, api_key_file: a.key, timeout: 20s, cache_ttl: 1m}\n"+
-		"  - <<: *a\n    name: b\n    cache_ttl: 2m\n    page_size_param: limit\n    page_size: 020\n    max_label_values: 010\n    http_cache: \"0\"\n    collectors: {briefings: f}\n    tls_config: {server_name: !!str 0x10}\n", "a.key"), defaults())
+	named, err := targets.Load(writeTargets(t, t.TempDir(), "targets:\n  - &a {name: a, api_url: https://a.example.com, api_key_file: a.key, timeout: 20s, cache_ttl: 1m, http_cache: &off false}\n"+
+		"  - <<: *a\n    name: b\n    cache_ttl: 2m\n    page_size_param: limit\n    page_size: 020\n    max_label_values: 010\n    http_cache: \"0\"\n    collectors: {briefings: f, summary: *off}\n    tls_config: {server_name: !!str 0x10}\n", "a.key"), defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := named[1].Settings; b.Timeout != 20*time.Second || b.CacheTTL != 2*time.Minute || b.PageSize != 20 || b.MaxLabelValues != 10 || b.HTTPCache || b.Collectors["briefings"] || b.TLS.ServerName != "0x10" {
-		t.Errorf("b: timeout %v (merged), cache_ttl %v (its own), page_size %d, max_label_values %d, http_cache %v, briefings %v, server_name %q: want 20s, 2m, 20 and 10 (as their flags read 020 and 010), false, false, 0x10",
-			b.Timeout, b.CacheTTL, b.PageSize, b.MaxLabelValues, b.HTTPCache, b.Collectors["briefings"], b.TLS.ServerName)
+	b := named[1].Settings
+	if summary, set := b.Collectors["summary"]; b.Timeout != 20*time.Second || b.CacheTTL != 2*time.Minute || b.PageSize != 20 || b.MaxLabelValues != 10 || b.HTTPCache || b.Collectors["briefings"] || summary || !set || b.TLS.ServerName != "0x10" {
+		t.Errorf("b: timeout %v (merged), cache_ttl %v (its own), page_size %d, max_label_values %d, http_cache %v, briefings %v, summary %v (set %v, an alias in a map), server_name %q: want 20s, 2m, 20 and 10 (as their flags read 020 and 010), false, false, false (set), 0x10",
+			b.Timeout, b.CacheTTL, b.PageSize, b.MaxLabelValues, b.HTTPCache, b.Collectors["briefings"], summary, set, b.TLS.ServerName)
 	}
 }
