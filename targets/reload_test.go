@@ -332,20 +332,25 @@ func TestAChangedTargetKeepsItsCounters(t *testing.T) {
 // TestATurnedOffEndpointLeavesNoQuotaStanding: the quota an endpoint's
 // answers announced (every gauge of it: limit, remaining, reset, window)
 // goes with the endpoint when a reload turns it off, rather than stand at
-// its last value for ever; the others' stays.
+// its last value for ever; the others' stays, and so does another target's
+// quota of the same endpoint.
 func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 	dir := t.TempDir()
-	accounts := map[string]*account{"prod": newAccount(t, "key-prod-0123456789", 1, func(h http.Handler) http.Handler {
+	announce := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("RateLimit-Limit", "100, 100;w=60") // the draft's fields: a window too
 			w.Header().Set("RateLimit-Remaining", "50")
 			w.Header().Set("RateLimit-Reset", "30")
 			h.ServeHTTP(w, r)
 		})
-	})}
+	}
+	accounts := map[string]*account{
+		"prod":    newAccount(t, "key-prod-0123456789", 1, announce),
+		"staging": newAccount(t, "key-staging-0123456789", 2, announce),
+	}
 	env := newEnv(40)
-	set, _ := loadSet(t, dir, accounts, env, "prod")
-	quotas := func() map[string]map[string]bool { // quota gauge → the endpoints it has a series of
+	set, _ := loadSet(t, dir, accounts, env, "prod", "staging")
+	quotas := func() map[string]map[string]bool { // quota gauge → the target/endpoint pairs it has a series of
 		fams, err := env.reg.Gather()
 		if err != nil {
 			t.Fatal(err)
@@ -357,43 +362,44 @@ func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 			}
 			out[f.GetName()] = map[string]bool{}
 			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
 				for _, l := range m.GetLabel() {
-					if l.GetName() == "endpoint" {
-						out[f.GetName()][l.GetValue()] = true
-					}
+					labels[l.GetName()] = l.GetValue()
 				}
+				out[f.GetName()][labels["target"]+"/"+labels["endpoint"]] = true
 			}
 		}
 		return out
 	}
 	probe(t, set, "target=prod")
+	probe(t, set, "target=staging")
 	before := quotas()
 	if len(before) != 4 {
 		t.Fatalf("quota gauges before the reload: %v, want limit, remaining, reset and window", before)
 	}
-	for g, endpoints := range before {
-		if !endpoints["summaries"] || !endpoints["global-stability/pillar/cyber"] {
-			t.Fatalf("%s before the reload: %v, want summaries and the drilldowns among them", g, endpoints)
+	for g, series := range before {
+		if !series["prod/summaries"] || !series["prod/global-stability/pillar/cyber"] || !series["staging/summaries"] {
+			t.Fatalf("%s before the reload: %v, want both targets' summaries and the drilldowns among them", g, series)
 		}
 	}
-	targetsFile(t, dir, accounts, map[string]string{"prod": "    collectors: {summary: false}\n"}, "prod")
+	targetsFile(t, dir, accounts, map[string]string{"prod": "    collectors: {summary: false}\n"}, "prod", "staging")
 	if err := set.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	// Before any probe of the new target: each endpoint it still collects
 	// (every drilldown too, built anew for each target) keeps its quota.
 	after := quotas()
-	for g, endpoints := range before {
-		for e := range endpoints {
-			if got, want := after[g][e], e != "summaries"; got != want {
-				t.Errorf("after the reload, endpoint %s has a series of %s: %v, want %v", e, g, got, want)
+	for g, series := range before {
+		for s := range series {
+			if got, want := after[g][s], s != "prod/summaries"; got != want {
+				t.Errorf("after the reload, %s has a series of %s: %v, want %v", s, g, got, want)
 			}
 		}
 	}
 	probe(t, set, "target=prod")
-	for g, endpoints := range quotas() {
-		if endpoints["summaries"] || !endpoints["global-stability"] {
-			t.Errorf("%s after the summary was turned off: %v, want global-stability's and no summaries'", g, endpoints)
+	for g, series := range quotas() {
+		if series["prod/summaries"] || !series["prod/global-stability"] || !series["staging/summaries"] {
+			t.Errorf("%s after prod's summary was turned off: %v, want prod's global-stability and staging's summaries, and no summaries of prod", g, series)
 		}
 	}
 }
