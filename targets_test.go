@@ -61,8 +61,8 @@ func (e *exporter) status(t *testing.T, method, path string) (int, string) {
 
 // TestATargetsFileServesProbes: with --config.file each target is a probe,
 // and /metrics holds the exporter's own series, its API requests per
-// target among them; POST /-/reload reloads; the landing page lists the
-// targets.
+// target among them; POST or PUT /-/reload reloads, as Prometheus' does;
+// the landing page lists the targets.
 func TestATargetsFileServesProbes(t *testing.T) {
 	e := startExporter(t, nil, "--config.file="+twoAccounts(t))
 	for _, name := range []string{"a", "b"} {
@@ -83,11 +83,10 @@ func TestATargetsFileServesProbes(t *testing.T) {
 	if v, ok := own.Get("global_stability_exporter_config_last_reload_successful"); !ok || v != 1 {
 		t.Errorf("config_last_reload_successful %v", v)
 	}
-	if code, body := e.status(t, http.MethodPost, "/-/reload"); code != 200 {
-		t.Errorf("POST /-/reload: %d %s", code, body)
-	}
-	if code, _ := e.status(t, http.MethodGet, "/-/reload"); code != http.StatusMethodNotAllowed {
-		t.Errorf("GET /-/reload: %d, want 405", code)
+	for method, want := range map[string]int{http.MethodPost: 200, http.MethodPut: 200, http.MethodGet: http.StatusMethodNotAllowed} { // as Prometheus answers
+		if code, body := e.status(t, method, "/-/reload"); code != want {
+			t.Errorf("%s /-/reload: %d %s, want %d", method, code, body, want)
+		}
 	}
 	if code, body := e.status(t, http.MethodGet, "/probe?target=https://evil.example.com"); code != http.StatusBadRequest || !strings.Contains(body, "never a URL") {
 		t.Errorf("a URL as the target: %d %s", code, body)
