@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -141,6 +142,10 @@ func newLayout(t *testing.T, named bool, api simulator.Config) *layout {
 	const key = "key-counted-0123456789"
 	l := &layout{reached: make(chan struct{}), release: make(chan struct{})}
 	api.Key = key
+	// The API's data moves each minute, and a scrape that straddles a
+	// minute would see new bodies instead of 304s: its clock stands still.
+	now := time.Now()
+	api.Now = func() time.Time { return now }
 	srv := httptest.NewServer(l.upstream(simulator.New(api)))
 	t.Cleanup(srv.Close)
 	env := newEnv(1) // a targets' file's, as main builds it
