@@ -4,6 +4,7 @@ package collector
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -19,6 +20,10 @@ import (
 type APIMetrics struct {
 	requests, bytes, Reused *prometheus.CounterVec
 	quota                   []*prometheus.GaugeVec // one per quotas
+
+	// A target's view records less once let go (see Release).
+	mu             sync.RWMutex
+	released, gone bool
 }
 
 // quotas are the gauges of the quota the API announces.
@@ -79,17 +84,23 @@ func (m *APIMetrics) Target(values []string, endpoints []string) *APIMetrics {
 	return v
 }
 
-// Forget removes every series of a target that is gone.
-func (m *APIMetrics) Forget(target string) {
+// Release lets go of a target's view v: every series of the target goes
+// when it is gone, else the quota of the endpoints it turned off. From then
+// on v records no quota, and nothing once gone, so that a request still
+// being read when a reload lets go of the target brings back nothing.
+func (m *APIMetrics) Release(v *APIMetrics, target string, gone bool, off []string) {
+	v.mu.Lock()
+	v.released, v.gone = true, gone
+	v.mu.Unlock()
 	for _, c := range m.Collectors() {
-		c.(*prometheus.MetricVec).DeletePartialMatch(prometheus.Labels{"target": target})
+		if gone {
+			c.(*prometheus.MetricVec).DeletePartialMatch(prometheus.Labels{"target": target})
+		}
 	}
-}
-
-// ForgetQuota removes the quota a target's endpoint announced.
-func (m *APIMetrics) ForgetQuota(target, endpoint string) {
-	for _, g := range m.quota {
-		g.DeletePartialMatch(prometheus.Labels{"target": target, "endpoint": endpoint})
+	for _, e := range off {
+		for _, g := range m.quota {
+			g.DeletePartialMatch(prometheus.Labels{"target": target, "endpoint": e})
+		}
 	}
 }
 
@@ -106,11 +117,16 @@ func (m *APIMetrics) Collectors() []prometheus.Collector {
 // its bytes, keeps the quota it announced, and logs it at debug.
 func (m *APIMetrics) Observer(logger log.Logger) func(client.Request) {
 	return func(r client.Request) {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		if m.gone {
+			return
+		}
 		m.requests.WithLabelValues(r.Endpoint, r.Code).Inc()
 		m.bytes.WithLabelValues(r.Endpoint).Add(float64(r.Bytes))
 		for i, q := range quotas {
 			switch v, ok := q.value(r.RateLimit); {
-			case r.Code == "error": // no response: nothing announced
+			case r.Code == "error" || m.released: // no response, or the quota is the target's successor's to say
 			case ok:
 				m.quota[i].WithLabelValues(r.Endpoint).Set(v)
 			default: // a quota the API stopped sending is not left standing

@@ -50,7 +50,8 @@ type Target struct {
 	Collections *collector.Collections
 
 	env   Env
-	http  *http.Client // its connections, closed with it
+	api   *collector.APIMetrics // its view of env.API, which its client records in
+	http  *http.Client          // its connections, closed with it
 	keys  *redact.Ring
 	serve handler.Options // how its scrapes are served (its own --web.max-requests), but with which gatherer
 	probe http.Handler    // its series only, for /probe
@@ -110,7 +111,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 			refresh[e.Label] = s.SummaryRefresh
 		}
 	}
-	api := env.API.Target(labels, endpointLabels)
+	t.api = env.API.Target(labels, endpointLabels)
 	t.keys = env.Keys.NewRing()
 	t.http = hc
 	// A key that replaces the ring's newest is logged, so that a rotation
@@ -133,7 +134,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 		MaxResponseBytes: int64(s.MaxResponseBytes),
 		MaxDocumentBytes: int64(s.MaxDocumentBytes),
 		Keys:             t.keys,
-		Observe:          api.Observer(logger),
+		Observe:          t.api.Observer(logger),
 	})
 	if err != nil { // its ring is empty yet: nothing to drop
 		return nil, fmt.Errorf("api_url: %w", err)
@@ -157,7 +158,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 			Refresh:        refresh,
 		},
 		CacheTTL: s.CacheTTL,
-		Reused:   api.Reused,
+		Reused:   t.api.Reused,
 	})
 	t.serve = handler.Options{
 		Collections:    t.Collections,
@@ -203,15 +204,15 @@ func (t *Target) release(set *Set) {
 	t.http.CloseIdleConnections()
 	t.keys.Drop()
 	served, ok := set.Get(t.Name)
-	if !ok {
-		t.env.API.Forget(t.Name)
-		t.env.Scrapes.DeleteLabelValues(t.Name)
-		return
-	}
-	for _, e := range t.Collections.Endpoints { // one turned off announces no quota any more
+	var off []string // turned off: they announce no quota any more
+	for _, e := range t.Collections.Endpoints {
 		same := func(n *endpoint.Endpoint) bool { return n.Label == e.Label } // each target builds its drilldowns anew
-		if !slices.ContainsFunc(served.Collections.Endpoints, same) {
-			t.env.API.ForgetQuota(t.Name, e.Label)
+		if ok && !slices.ContainsFunc(served.Collections.Endpoints, same) {
+			off = append(off, e.Label)
 		}
+	}
+	t.env.API.Release(t.api, t.Name, !ok, off)
+	if !ok {
+		t.env.Scrapes.DeleteLabelValues(t.Name)
 	}
 }
