@@ -554,23 +554,9 @@ func runFlagCase(t *testing.T, fc flagCase, mode string) {
 // TestListenAddressFromTheEnvironment: GLOBAL_STABILITY_WEB_LISTEN_ADDRESS
 // is where the exporter listens when the flag is not given.
 func TestListenAddressFromTheEnvironment(t *testing.T) {
-	addr := freeAddr(t)
-	cmd := execExporter([]string{"--demo"}, "GLOBAL_STABILITY_WEB_LISTEN_ADDRESS="+addr)
-	logs := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	e := &exporter{cmd: cmd, addr: addr, logs: logs}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s:\n%s", addr, logs)
-		}
+	e := started(t, execExporter([]string{"--demo"}, "GLOBAL_STABILITY_WEB_LISTEN_ADDRESS=127.0.0.1:0"))
+	if !strings.HasPrefix(e.addr, "127.0.0.1:") { // not the default, every interface
+		t.Errorf("listening on %s, want the variable's 127.0.0.1", e.addr)
 	}
 	if got := up(e.scrape(t)); got != 1 {
 		t.Errorf("up = %v", got)

@@ -7,13 +7,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -156,55 +157,77 @@ func TestConfigurationErrorsStopStartUp(t *testing.T) {
 
 // exporter is a running exporter process.
 type exporter struct {
-	cmd  *exec.Cmd
-	addr string
-	logs *lockedBuffer
+	cmd     *exec.Cmd
+	addr    string // where it listens, as it logged
+	logs    *lockedBuffer
+	exited  chan struct{} // closed once it exited, with waitErr
+	waitErr error
 }
 
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // closed, and replaced, by each write
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	close(l.wrote)
+	l.wrote = make(chan struct{})
 	return l.b.Write(p)
 }
 
 func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	s, _ := l.next()
+	return s
 }
 
-func freeAddr(t *testing.T) string {
+// next returns the text so far, and a channel closed by the next write.
+func (l *lockedBuffer) next() (string, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String(), l.wrote
+}
+
+// listeningOn is the toolkit's line naming the address it bound, and
+// boundAddress that address, in either log format.
+var (
+	listeningOn  = regexp.MustCompile(`(?m)^.*"Listening on".*\n`)
+	boundAddress = regexp.MustCompile(`\baddress"?[=:]"?([^"\s,}]+)`)
+)
+
+// started starts cmd, its output in the exporter's log, and returns once the
+// process logged where it listens: the tests give it port 0, so that no
+// port is picked, freed, and taken by another before it binds. Each wait is
+// for an event (a line, the exit), never for a length of time.
+func started(t *testing.T, cmd *exec.Cmd) *exporter {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	e := &exporter{cmd: cmd, logs: &lockedBuffer{wrote: make(chan struct{})}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = e.logs, e.logs
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	go func() { e.waitErr = cmd.Wait(); close(e.exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-e.exited })
+	line := listeningOn.FindString(e.waitFor(t, "a line saying where it listens", listeningOn.MatchString))
+	m := boundAddress.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("no address in %q", line)
+	}
+	e.addr = m[1]
+	return e
 }
 
 func startExporter(t *testing.T, env []string, args ...string) *exporter {
 	t.Helper()
-	e := &exporter{addr: freeAddr(t), logs: &lockedBuffer{}}
-	e.cmd = execExporter(append(args, "--web.listen-address="+e.addr), env...)
-	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
-	if err := e.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.cmd.Process.Kill(); _ = e.cmd.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get("http://" + e.addr + "/"); err == nil {
-			resp.Body.Close()
-			return e
-		}
-	}
-	t.Fatalf("exporter did not start:\n%s", e.logs)
-	return nil
+	return started(t, execExporter(append(args, "--web.listen-address=127.0.0.1:0"), env...))
+}
+
+// wait returns how the process exited, once it has.
+func (e *exporter) wait() error {
+	<-e.exited
+	return e.waitErr
 }
 
 // waitForLog waits until the exporter's log holds want and returns the log.
@@ -212,13 +235,31 @@ func startExporter(t *testing.T, env []string, args ...string) *exporter {
 // line the process has written may still be on its way.
 func (e *exporter) waitForLog(t *testing.T, want string) string {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		logs := e.logs.String()
-		if strings.Contains(logs, want) {
+	return e.waitFor(t, strconv.Quote(want), func(logs string) bool { return strings.Contains(logs, want) })
+}
+
+// waitFor waits until ok holds of the log, and returns it. It fails the
+// test when the process exits without it, or a minute before the test's
+// own deadline, with the log.
+func (e *exporter) waitFor(t *testing.T, what string, ok func(logs string) bool) string {
+	t.Helper()
+	var late <-chan time.Time
+	if deadline, set := t.Deadline(); set {
+		late = time.After(time.Until(deadline) - time.Minute)
+	}
+	for {
+		logs, wrote := e.logs.next()
+		if ok(logs) {
 			return logs
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the log never showed %q:\n%s", want, logs)
+		select {
+		case <-wrote:
+		case <-e.exited:
+			if logs = e.logs.String(); !ok(logs) {
+				t.Fatalf("the exporter exited (%v) before its log showed %s:\n%s", e.waitErr, what, logs)
+			}
+		case <-late:
+			t.Fatalf("the log never showed %s:\n%s", what, logs)
 		}
 	}
 }
@@ -304,7 +345,7 @@ func TestAgainstAPIWithKeyFile(t *testing.T) {
 	if err := e.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.cmd.Wait(); err != nil {
+	if err := e.wait(); err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, e.logs)
 	}
 	logs := e.logs.String()
