@@ -236,13 +236,7 @@ func (s *Collections) emitBackoff(ch chan<- prometheus.Metric, seen []result) (q
 
 // finishScrape logs a scrape's failures and keeps its outcome for LastScrape.
 func (s *Collections) finishScrape(seen []result) {
-	var failures []result
-	for _, r := range seen {
-		if r.err != nil {
-			failures = append(failures, r)
-		}
-	}
-	failed, why := s.failures.report(failures)
+	failed, why := s.failures.report(slices.DeleteFunc(slices.Clone(seen), func(r result) bool { return r.err == nil }))
 	s.last.Store(&ScrapeStatus{At: time.Now(), Failed: failed, Why: why})
 }
 
