@@ -20,10 +20,8 @@ import (
 type APIMetrics struct {
 	requests, bytes, Reused *prometheus.CounterVec
 	quota                   []*prometheus.GaugeVec // one per quotas
-
-	// A target's view records less once let go (see Release).
-	mu             sync.RWMutex
-	released, gone bool
+	mu                      sync.RWMutex           // a target's view records less once let go (see Release)
+	released, gone          bool
 }
 
 // quotas are the gauges of the quota the API announces.
