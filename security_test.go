@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"html"
 	"io"
 	"log"
 	"math/big"
@@ -27,6 +28,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/global-stability/global_stability_exporter/internal/redact"
 	"github.com/global-stability/global_stability_exporter/internal/testutil/leakcheck"
 	"github.com/global-stability/global_stability_exporter/simulator"
 	"github.com/global-stability/global_stability_exporter/targets"
@@ -411,5 +413,28 @@ func TestTheLandingPageQuotesOnlyPlainText(t *testing.T) {
 		if shown := strings.Contains(page, "API: "+srv.URL+path); shown != plain || !plain && (strings.Contains(page, path[1:9]) || !strings.Contains(page, "&lt;withheld: ")) {
 			t.Errorf("API URL %s: shown %v, want %v, withheld otherwise:\n%s", srv.URL+path, shown, plain, page)
 		}
+	}
+}
+
+// TestAKeyInTheAPIURLIsNeverShown: a key of small letters reads as words,
+// so only the keys the process holds find it. Pasted into --api.url's path,
+// it is shown neither on the landing page, which quotes the API's address,
+// nor in the log, while the rest of the address is.
+func TestAKeyInTheAPIURLIsNeverShown(t *testing.T) {
+	key := "quietmorningriverstonelantern"
+	srv := httptest.NewServer(http.StripPrefix("/"+key, simulator.New(simulator.Config{Key: key})))
+	defer srv.Close()
+	e := startExporter(t, []string{"GLOBAL_STABILITY_API_KEY=" + key}, "--api.url="+srv.URL+"/"+key)
+	if got := up(e.scrape(t)); got != 1 {
+		t.Fatalf("up = %v: the API behind the address was not scraped\n%s", got, e.logs)
+	}
+	page := e.get(t, "/")
+	for what, text := range map[string]string{"landing page": page, "log": e.logs.String()} {
+		if piece := leakcheck.Find(text, key); piece != "" {
+			t.Errorf("the %s shows %q of the key", what, piece)
+		}
+	}
+	if !strings.Contains(page, "API: "+srv.URL+"/"+html.EscapeString(redact.Mark)) {
+		t.Errorf("the landing page does not show the API's address with the key taken out:\n%s", page)
 	}
 }
