@@ -321,16 +321,18 @@ scrape_configs:
 	}
 }
 
-// whole waits for a moment of the last half minute at which each of the n
+// whole waits for a moment since it was called at which each of the n
 // instances of sel had answered its last scrape whole (global_stability_up
 // 1), and returns it, in Unix seconds, for queries to be evaluated at: on a
 // loaded machine an endpoint may miss a scrape's deadline, and a query
-// evaluated just after would find its series gone. The moment is before
-// every instance's latest scrape stored: a scrape still in flight is stored
-// at its start, and could turn the series of an earlier moment stale.
+// evaluated just after would find its series gone. Not earlier: the data
+// the test waited for before may not have been there yet. The moment is
+// before every instance's latest scrape stored: a scrape still in flight is
+// stored at its start, and could turn the series of an earlier moment stale.
 func whole(t *testing.T, base, sel string, n int) string {
 	t.Helper()
 	var at string
+	since := time.Now()
 	if poll(t, func() bool {
 		latest, err := valuesOf(base, fmt.Sprintf("min(timestamp(global_stability_up{%s}))", sel), "")
 		if err != nil || len(latest) == 0 {
@@ -338,7 +340,7 @@ func whole(t *testing.T, base, sel string, n int) string {
 		}
 		end := time.Now()
 		r, err := promGet(base, "/api/v1/query_range", url.Values{"query": {fmt.Sprintf("count(global_stability_up{%s} == 1)", sel)},
-			"start": {fmt.Sprint(end.Add(-30 * time.Second).Unix())}, "end": {fmt.Sprint(end.Unix())}, "step": {"0.25"}})
+			"start": {fmt.Sprintf("%.3f", float64(since.UnixMilli())/1e3)}, "end": {fmt.Sprint(end.Unix())}, "step": {"0.25"}})
 		var series []struct{ Values [][2]any }
 		if err != nil || json.Unmarshal(r.Data.Result, &series) != nil || len(series) != 1 {
 			return false
