@@ -336,12 +336,7 @@ func TestAChangedTargetKeepsItsCounters(t *testing.T) {
 // quota of the same endpoint.
 func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 	dir := t.TempDir()
-	accounts := map[string]*account{
-		"prod":    newAccount(t, "key-prod-0123456789", 1, announce),
-		"staging": newAccount(t, "key-staging-0123456789", 2, announce),
-	}
-	env := newEnv(40)
-	set, _ := loadSet(t, dir, accounts, env, "prod", "staging")
+	set, env, accounts := announcingSet(t, dir)
 	quotas := func() map[string]map[string]bool { // quota gauge → the target/endpoint pairs it has a series of
 		fams, err := env.reg.Gather()
 		if err != nil {
@@ -396,6 +391,19 @@ func TestATurnedOffEndpointLeavesNoQuotaStanding(t *testing.T) {
 	}
 }
 
+// announcingSet is a set of prod and staging from a targets' file in dir,
+// each account's API announcing a quota on every answer.
+func announcingSet(t *testing.T, dir string) (*targets.Set, testEnv, map[string]*account) {
+	t.Helper()
+	accounts := map[string]*account{
+		"prod":    newAccount(t, "key-prod-0123456789", 1, announce),
+		"staging": newAccount(t, "key-staging-0123456789", 2, announce),
+	}
+	env := newEnv(40)
+	set, _ := loadSet(t, dir, accounts, env, "prod", "staging")
+	return set, env, accounts
+}
+
 // announce wraps an account's API in a quota on every answer.
 func announce(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -413,12 +421,7 @@ func announce(h http.Handler) http.Handler {
 // it removed, while a target still served counts them.
 func TestARequestReadAfterAReloadBringsNothingBack(t *testing.T) {
 	dir := t.TempDir()
-	accounts := map[string]*account{
-		"prod":    newAccount(t, "key-prod-0123456789", 1, announce),
-		"staging": newAccount(t, "key-staging-0123456789", 2, announce),
-	}
-	env := newEnv(40)
-	set, _ := loadSet(t, dir, accounts, env, "prod", "staging")
+	set, env, accounts := announcingSet(t, dir)
 	prod, _ := set.Get("prod")
 	staging, _ := set.Get("staging")
 	targetsFile(t, dir, accounts, map[string]string{"prod": "    collectors: {summary: false}\n"}, "prod")
