@@ -90,8 +90,8 @@ func (m *APIMetrics) Release(v *APIMetrics, target string, gone bool, off []stri
 	v.mu.Lock()
 	v.released, v.gone = true, gone
 	v.mu.Unlock()
-	for _, c := range m.Collectors() {
-		if gone {
+	if gone {
+		for _, c := range m.Collectors() {
 			c.(*prometheus.MetricVec).DeletePartialMatch(prometheus.Labels{"target": target})
 		}
 	}
