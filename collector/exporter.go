@@ -108,7 +108,7 @@ func (s *Collections) renderWhole(seen []result) (*Rendering, error) {
 	// Each answer by its first sample: a stored answer's are never copied.
 	from := make([]*endpoint.Sample, len(seen))
 	for i, r := range seen {
-		if !r.costNoRequest() || len(r.data.Samples) == 0 {
+		if r.err != nil || r.reuse != endpoint.ReuseFresh && r.reuse != endpoint.ReuseRefresh || len(r.data.Samples) == 0 {
 			from = nil
 			break
 		}

@@ -88,11 +88,6 @@ type result struct {
 	duration time.Duration
 }
 
-// costNoRequest reports whether r sent no request: a stored answer fresh or in its refresh interval.
-func (r *result) costNoRequest() bool {
-	return r.err == nil && (r.reuse == endpoint.ReuseFresh || r.reuse == endpoint.ReuseRefresh)
-}
-
 // join returns the collection a scrape should use; every join needs a leave.
 func (s *Collections) join(ctx context.Context) *collection {
 	s.mu.Lock()
