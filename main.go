@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -86,7 +87,9 @@ func registerFlags(app *kingpin.Application) *config {
 }
 
 func main() {
-	fillInVersion()
+	if bi, ok := debug.ReadBuildInfo(); ok && version.Version == "" { // ok for every module build
+		version.Version = fallbackVersion(bi.Main.Version, versionFile)
+	}
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -5,10 +5,7 @@ package main
 import (
 	_ "embed"
 	"regexp"
-	"runtime/debug"
 	"strings"
-
-	"github.com/prometheus/common/version"
 )
 
 // versionFile is the release this source tree is, for builds not stamped
@@ -22,14 +19,8 @@ var versionFile string
 // second '-' or a '+'.
 var releaseVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
 
-// fillInVersion sets version.Version when the build did not, so --version,
-// the landing page and build_info never show an empty version.
-func fillInVersion() {
-	if bi, ok := debug.ReadBuildInfo(); ok && version.Version == "" { // ok for every module build
-		version.Version = fallbackVersion(bi.Main.Version, versionFile)
-	}
-}
-
+// fallbackVersion is the version of a build not stamped with -ldflags, so
+// that --version, the landing page and build_info never show an empty one.
 func fallbackVersion(moduleVersion, file string) string {
 	if releaseVersion.MatchString(moduleVersion) {
 		return strings.TrimPrefix(moduleVersion, "v")
