@@ -105,8 +105,7 @@ func Load(path string, defaults Settings) ([]Named, error) {
 			}
 		}
 		var given map[string]yaml.Node
-		err := node.Decode(&given)
-		if err != nil {
+		if err := node.Decode(&given); err != nil {
 			bad("%v", yamlError(err))
 		} else {
 			read("", given)
