@@ -93,11 +93,11 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	// re-read when they change, proxies from the environment, HTTP/2.
 	hcc := commonconfig.DefaultHTTPClientConfig
 	hcc.TLSConfig, hcc.ProxyConfig = s.TLS, commonconfig.ProxyConfig{ProxyFromEnvironment: true}
-	hc, err := commonconfig.NewClientFromConfig(hcc, "global_stability_exporter")
+	t.http, err = commonconfig.NewClientFromConfig(hcc, "global_stability_exporter")
 	if err != nil { // its files' paths are the user's text
 		return nil, fmt.Errorf("tls_config: %w", errors.New(redact.Readable(err.Error())))
 	}
-	hc.Timeout = s.Timeout
+	t.http.Timeout = s.Timeout
 	if s.TLS.InsecureSkipVerify {
 		level.Warn(logger).Log("msg", "TLS insecure_skip_verify: the API's certificate is NOT verified; anyone between here and the API can read the API key")
 	}
@@ -113,7 +113,6 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	}
 	t.api = env.API.Target(labels, endpointLabels)
 	t.keys = env.Keys.NewRing()
-	t.http = hc
 	// A key that replaces the ring's newest is logged, so that a rotation
 	// gone wrong shows beside the 401s it causes.
 	apiKey := func() (string, error) {
@@ -126,7 +125,7 @@ func New(name string, s Settings, env Env) (*Target, error) {
 	cl, err := client.New(client.Config{
 		BaseURL:          u.String(),
 		APIKey:           apiKey,
-		HTTPClient:       hc,
+		HTTPClient:       t.http,
 		CursorParam:      s.CursorParam,
 		PageSizeParam:    s.PageSizeParam,
 		PageSize:         s.PageSize,
