@@ -92,7 +92,10 @@ type result struct {
 func (s *Collections) join(ctx context.Context) *collection {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.current; c != nil && s.joinable(c) {
+	// A scrape joins a collection still running or one the cache keeps,
+	// judged by its results: c.finished is set a moment after the last one.
+	if c := s.current; c != nil && c.ctx.Err() == nil &&
+		(c.pending() || s.CacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.CacheTTL)) {
 		c.waiters++
 		how := "joined in flight"
 		if !c.pending() {
@@ -104,12 +107,6 @@ func (s *Collections) join(ctx context.Context) *collection {
 	s.current = s.start(ctx)
 	level.Debug(s.Logger).Log("msg", "collection started", "endpoints", len(s.current.results))
 	return s.current
-}
-
-// joinable reports whether a new scrape may use c. It looks at the results,
-// not at c.finished, which is set a moment after the last result.
-func (s *Collections) joinable(c *collection) bool {
-	return c.ctx.Err() == nil && (c.pending() || s.CacheTTL > 0 && (c.finished.IsZero() || time.Since(c.finished) < s.CacheTTL))
 }
 
 // leave releases c, canceling it if the last scrape leaves it unfinished.
